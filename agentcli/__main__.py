@@ -1,0 +1,5 @@
+"""``python -m agentcli``."""
+
+from agentcli.cli.main import main
+
+main()

@@ -1,0 +1,194 @@
+"""The one error hierarchy of agentcli.
+
+Every layer raises these; the CLI turns them into a one-line message and an exit code
+(a traceback only with ``--debug``)::
+
+    AgentCliError                      base; ``exit_code`` 2 unless said otherwise
+    ├── ConfigError                    connectors.yml, --ctx, CLI values, missing API keys
+    ├── PackageError                   an assistant package on disk (package.yao, prompts, locales, mcps)
+    │   └── UnknownAssistantError      an id that resolves to no package
+    ├── CaseFileError                  an eval case file (file:line: message)
+    ├── ModelError                     a model call that failed
+    │   ├── RateLimited                429 / provider throttling (retryable)
+    │   ├── ProviderError              5xx, connection failures, bad responses (5xx retryable)
+    │   ├── ModelTimeout               the provider did not answer in time (retryable)
+    │   ├── AuthenticationError        401/403 or a missing key (not retryable)
+    │   └── BadRequestError            4xx the caller caused (not retryable)
+    ├── ToolError                      a tool could not be defined or called
+    ├── HookError                      a Create/Next hook or eval hook raised
+    └── AgentRuntimeError              misuse of the runtime
+        ├── AgentBusyError             send(if_busy="reject") while a turn runs
+        ├── ToolConflictError          two sources registered the same tool name
+        └── ToolChoiceViolationError   the model ignored an enforced tool choice
+
+Control flow (abort, max steps) is not an error: it is carried by events and stop reasons.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentBusyError",
+    "AgentCliError",
+    "AgentRuntimeError",
+    "AuthenticationError",
+    "BadRequestError",
+    "CaseFileError",
+    "ConfigError",
+    "HookError",
+    "ModelError",
+    "ModelTimeout",
+    "PackageError",
+    "ProviderError",
+    "RateLimited",
+    "ToolChoiceViolationError",
+    "ToolConflictError",
+    "ToolError",
+    "UnknownAssistantError",
+]
+
+
+class AgentCliError(Exception):
+    """Base of every error agentcli raises on purpose."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class ConfigError(AgentCliError):
+    """Configuration the user supplied is wrong or missing."""
+
+
+class PackageError(AgentCliError):
+    """An assistant package on disk could not be loaded."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        location = ""
+        if path:
+            location = path
+            if line is not None:
+                location += f":{line}"
+                if column is not None:
+                    location += f":{column}"
+            location += ": "
+        super().__init__(location + message, hint=hint)
+        self.path = path
+        self.line = line
+        self.column = column
+
+
+class UnknownAssistantError(PackageError):
+    """An assistant id that resolves to no package."""
+
+
+class CaseFileError(AgentCliError):
+    """An eval case file is malformed; carries every problem found, as ``file:line: message``."""
+
+    def __init__(self, problems: list[str] | str, *, hint: str | None = None) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems), hint=hint)
+
+
+class ModelError(AgentCliError):
+    """A model call failed."""
+
+    exit_code = 1
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        attempts: int = 1,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.attempts = attempts
+
+    @property
+    def kind(self) -> str:
+        """A short classification used in reports (``rate_limit``, ``timeout``, ...)."""
+        return _KINDS.get(type(self), "provider_error")
+
+
+class RateLimited(ModelError):
+    """The provider throttled the request (HTTP 429)."""
+
+    retryable = True
+
+
+class ProviderError(ModelError):
+    """A server-side or transport failure; 5xx and connection errors are retryable."""
+
+    def __init__(self, message: str, *, retryable: bool = True, **kwargs) -> None:
+        super().__init__(message, **kwargs)
+        self.retryable = retryable
+
+
+class ModelTimeout(ModelError):
+    """The provider did not answer within the timeout."""
+
+    retryable = True
+
+
+class AuthenticationError(ModelError):
+    """Credentials were rejected or are missing."""
+
+    exit_code = 2
+
+
+class BadRequestError(ModelError):
+    """The request was rejected as invalid (4xx other than auth and rate limits)."""
+
+
+_KINDS: dict[type, str] = {
+    RateLimited: "rate_limit",
+    ProviderError: "provider_error",
+    ModelTimeout: "timeout",
+    AuthenticationError: "auth",
+    BadRequestError: "bad_request",
+}
+
+
+class ToolError(AgentCliError):
+    """A tool could not be defined or called."""
+
+
+class HookError(AgentCliError):
+    """A user hook (Create/Next, Before/After, ...) raised."""
+
+    exit_code = 1
+
+
+class AgentRuntimeError(AgentCliError):
+    """The runtime was used in a way it does not allow."""
+
+
+class AgentBusyError(AgentRuntimeError):
+    """``send(if_busy="reject")`` while a turn is active."""
+
+
+class ToolConflictError(AgentRuntimeError):
+    """Two sources registered the same tool name at assembly."""
+
+
+class ToolChoiceViolationError(AgentRuntimeError):
+    """The model ignored an enforced tool choice."""

@@ -1,0 +1,185 @@
+"""Agent events, in the order a run emits them::
+
+    agent_start
+      turn_start                       one per user message (or follow-up) the agent answers
+        message_start/end              the user message
+        message_start                  the assistant response ...
+          message_update               ... text / thinking / tool-call deltas
+        message_end
+        tool_execution_start           per tool call, in the model's order
+        tool_execution_update          progress a tool reports
+        tool_execution_end             as each tool finishes
+        message_start/end              the tool results, in the model's order
+        step_end                       one model call and its tools are done
+        ...                            more steps while tool calls remain
+      turn_end                         reason: done | aborted | failed | max_steps
+    agent_end
+
+plus ``turn_queued`` (a message deferred behind a running turn) and ``error``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, ClassVar
+
+from agentcli.models.base import StreamPart, Usage
+from agentcli.runtime.messages import Message
+from agentcli.runtime.tools import ToolCall, ToolResult
+
+__all__ = [
+    "AgentEnd",
+    "AgentStart",
+    "ErrorEvent",
+    "Event",
+    "MessageEnd",
+    "MessageStart",
+    "MessageUpdate",
+    "StepEnd",
+    "ToolExecutionEnd",
+    "ToolExecutionStart",
+    "ToolExecutionUpdate",
+    "TurnEnd",
+    "TurnQueued",
+    "TurnStart",
+]
+
+
+@dataclass(slots=True)
+class Event:
+    """Base of every event; ``type`` names it on the wire."""
+
+    type: ClassVar[str] = "event"
+    turn_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (messages and results in their JSON form)."""
+        data: dict[str, Any] = {"type": self.type}
+        for item in fields(self):
+            data[item.name] = _jsonable(getattr(self, item.name))
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, BaseException):
+        return {"name": type(value).__name__, "message": str(value)}
+    if is_dataclass(value):
+        return {item.name: _jsonable(getattr(value, item.name)) for item in fields(value)}
+    return value
+
+
+@dataclass(slots=True)
+class AgentStart(Event):
+    """The agent left idle."""
+
+    type: ClassVar[str] = "agent_start"
+
+
+@dataclass(slots=True)
+class AgentEnd(Event):
+    """The agent is idle again; no more loop events until the next send."""
+
+    type: ClassVar[str] = "agent_end"
+    reason: str = "done"
+
+
+@dataclass(slots=True)
+class TurnQueued(Event):
+    """A message was deferred behind the running turn."""
+
+    type: ClassVar[str] = "turn_queued"
+
+
+@dataclass(slots=True)
+class TurnStart(Event):
+    """A turn begins."""
+
+    type: ClassVar[str] = "turn_start"
+
+
+@dataclass(slots=True)
+class TurnEnd(Event):
+    """A turn finished: ``reason`` is done, aborted, failed or max_steps."""
+
+    type: ClassVar[str] = "turn_end"
+    reason: str = "done"
+    message: Message | None = None
+    tool_results: list[ToolResult] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class StepEnd(Event):
+    """One model call and its tool batch finished."""
+
+    type: ClassVar[str] = "step_end"
+    step: int = 0
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class MessageStart(Event):
+    """A message begins (user, assistant, tool)."""
+
+    type: ClassVar[str] = "message_start"
+    message: Message | None = None
+
+
+@dataclass(slots=True)
+class MessageUpdate(Event):
+    """A streamed delta of the assistant message."""
+
+    type: ClassVar[str] = "message_update"
+    message: Message | None = None
+    delta: StreamPart | None = None
+
+
+@dataclass(slots=True)
+class MessageEnd(Event):
+    """A message is complete."""
+
+    type: ClassVar[str] = "message_end"
+    message: Message | None = None
+
+
+@dataclass(slots=True)
+class ToolExecutionStart(Event):
+    """A tool call begins (after it was read, before validation and hooks)."""
+
+    type: ClassVar[str] = "tool_execution_start"
+    call: ToolCall | None = None
+
+
+@dataclass(slots=True)
+class ToolExecutionUpdate(Event):
+    """Progress a running tool reported."""
+
+    type: ClassVar[str] = "tool_execution_update"
+    call: ToolCall | None = None
+    data: Any = None
+
+
+@dataclass(slots=True)
+class ToolExecutionEnd(Event):
+    """A tool call is finalized (after ``after_tool_call``)."""
+
+    type: ClassVar[str] = "tool_execution_end"
+    call: ToolCall | None = None
+    result: ToolResult | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class ErrorEvent(Event):
+    """Something failed; the turn that saw it ends as failed."""
+
+    type: ClassVar[str] = "error"
+    error: str = ""
+    kind: str = ""

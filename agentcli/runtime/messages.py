@@ -1,0 +1,199 @@
+"""Messages: what the model sees, with the runtime's own metadata.
+
+A ``Message`` is one entry of the conversation (system, user, assistant, tool, or a
+``custom`` message that only plugins understand). ``to_llm_messages`` converts the
+standard ones to the OpenAI chat format that every model speaks.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.models.base import Usage
+from agentcli.runtime.tools import ToolCall, ToolResult, result_text
+
+__all__ = [
+    "Message",
+    "assistant_message",
+    "custom_message",
+    "message_text",
+    "new_id",
+    "system_message",
+    "to_llm_messages",
+    "tool_message",
+    "user_message",
+]
+
+
+def new_id() -> str:
+    """A short random id."""
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass(slots=True)
+class Message:
+    """One conversation message."""
+
+    role: str  # system | user | assistant | tool | custom
+    content: Any = ""  # str, or a list of OpenAI-style content parts
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    thinking: str = ""
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    error: str | None = None
+    provider: str = ""
+    model: str = ""
+    custom_type: str | None = None
+    data: Any = None
+    id: str = field(default_factory=new_id)
+    timestamp: float = field(default_factory=time.time)
+
+    def text(self) -> str:
+        """The message's text (text parts of multimodal content joined)."""
+        return message_text(self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (only the fields that are set)."""
+        data: dict[str, Any] = {"id": self.id, "role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        for key in ("tool_call_id", "name", "finish_reason", "error", "custom_type"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        if self.is_error:
+            data["is_error"] = True
+        if self.thinking:
+            data["thinking"] = self.thinking
+        if self.usage is not None:
+            data["usage"] = self.usage.to_dict()
+        if self.provider:
+            data["provider"] = self.provider
+        if self.model:
+            data["model"] = self.model
+        if self.data is not None:
+            data["data"] = self.data
+        data["timestamp"] = self.timestamp
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Inverse of ``to_dict``."""
+        usage = data.get("usage")
+        return cls(
+            role=data["role"],
+            content=data.get("content", ""),
+            tool_calls=[
+                ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments") or {})
+                for c in data.get("tool_calls") or []
+            ],
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            is_error=bool(data.get("is_error", False)),
+            thinking=data.get("thinking", ""),
+            usage=Usage.from_dict(usage) if usage else None,
+            finish_reason=data.get("finish_reason"),
+            error=data.get("error"),
+            provider=data.get("provider", ""),
+            model=data.get("model", ""),
+            custom_type=data.get("custom_type"),
+            data=data.get("data"),
+            id=data.get("id") or new_id(),
+            timestamp=data.get("timestamp") or time.time(),
+        )
+
+
+def message_text(content: Any) -> str:
+    """Text of a message content: a string, or the text parts of a part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts)
+    return result_text(content)
+
+
+def user_message(content: Any, **kwargs: Any) -> Message:
+    """A user message."""
+    return Message(role="user", content=content, **kwargs)
+
+
+def system_message(content: str, **kwargs: Any) -> Message:
+    """A system message."""
+    return Message(role="system", content=content, **kwargs)
+
+
+def assistant_message(content: str = "", **kwargs: Any) -> Message:
+    """An assistant message."""
+    return Message(role="assistant", content=content, **kwargs)
+
+
+def tool_message(result: ToolResult) -> Message:
+    """The message that carries a tool result back to the model."""
+    return Message(
+        role="tool",
+        content=result.content,
+        tool_call_id=result.call_id,
+        name=result.name,
+        is_error=result.is_error,
+    )
+
+
+def custom_message(custom_type: str, data: Any) -> Message:
+    """A runtime-only message; plugins project it into model messages (or it is dropped)."""
+    return Message(role="custom", custom_type=custom_type, data=data)
+
+
+def _is_failed_response(message: Message) -> bool:
+    """An assistant response that failed or was aborted before saying anything."""
+    return (
+        message.role == "assistant"
+        and message.finish_reason in ("error", "aborted")
+        and not message.content
+        and not message.tool_calls
+    )
+
+
+def to_llm_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """OpenAI chat-format dicts for the standard messages; custom messages are dropped."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "custom" or _is_failed_response(message):
+            continue
+        if message.role == "tool":
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.tool_call_id,
+                    "name": message.name,
+                    "content": result_text(message.content),
+                }
+            )
+            continue
+        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        if message.role == "assistant" and message.tool_calls:
+            item["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": result_text(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+        if message.name and message.role == "user":
+            item["name"] = message.name
+        out.append(item)
+    return out

@@ -1,0 +1,383 @@
+"""Tools: definitions, argument validation and batch execution.
+
+A batch is preflighted in the model's order (lookup, argument validation, the
+``before_tool_call`` hook), executed concurrently (or one by one when any tool in it is
+``sequential``), and its results are returned in the model's order whatever order the
+tools finished in. Every call gets a result: errors, blocks and cancellations become
+error results the model can react to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolUpdate",
+    "ArgumentValidator",
+    "Block",
+    "Replace",
+    "ToolExecutor",
+    "call_tool_function",
+    "result_text",
+]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call as the runtime executes it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool call produced. ``content`` is any JSON value; ``terminate`` is a hint
+    that the run may stop after this batch (honoured only when every result agrees)."""
+
+    call_id: str
+    name: str
+    content: Any = None
+    is_error: bool = False
+    terminate: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The result as the model sees it."""
+        return result_text(self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        data: dict[str, Any] = {
+            "call_id": self.call_id,
+            "name": self.name,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+        if self.terminate:
+            data["terminate"] = True
+        if self.details:
+            data["details"] = self.details
+        return data
+
+
+@dataclass(slots=True)
+class ToolUpdate:
+    """Progress a running tool reports through ``ToolContext.update``."""
+
+    call_id: str
+    data: Any
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool function may receive as ``ctx``: its call, its per-tool context, an
+    ``update`` callback for progress, and the host's context object (``services``), which
+    for assistant packages is the hook ``ctx``."""
+
+    call: ToolCall
+    context: Any = None
+    services: Any = None
+    update: Callable[[Any], None] = lambda data: None
+
+
+ToolFunction = Callable[..., Any | Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Tool:
+    """A tool the model can call.
+
+    ``execute`` is called as ``execute(arguments)`` or, when it has a ``ctx`` parameter,
+    ``execute(arguments, ctx=ToolContext)``; it may be sync (run in a worker thread) or
+    async. A ``ToolResult`` return value is used as is; anything else is the content.
+    """
+
+    name: str
+    execute: ToolFunction
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    sequential: bool = False
+    context_schema: dict[str, Any] | None = None
+    label: str = ""
+    server: str = ""  # the tool server it came from, for reports ("" for local tools)
+    bare_name: str = ""  # the name within its server
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI function-tool declaration."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters or {"type": "object", "properties": {}},
+            },
+        }
+
+
+def _wants_ctx(function: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "ctx" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+
+
+async def call_tool_function(function: ToolFunction, arguments: Any, ctx: Any) -> Any:
+    """Call a user function (sync in a worker thread, async awaited), passing ``ctx=`` only
+    when the function accepts it."""
+    kwargs = {"ctx": ctx} if _wants_ctx(function) else {}
+    if inspect.iscoroutinefunction(function):
+        return await function(arguments, **kwargs)
+    result = await asyncio.to_thread(function, arguments, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def result_text(content: Any) -> str:
+    """A tool result as text: strings as they are, everything else as JSON."""
+    if isinstance(content, str):
+        return content
+    try:
+        return json.dumps(content, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+@dataclass(slots=True, frozen=True)
+class Block:
+    """A ``before_tool_call`` decision: do not run the tool; ``reason`` becomes the result."""
+
+    reason: str = "blocked"
+    terminate: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class Replace:
+    """A ``before_tool_call`` decision: run the tool with these arguments instead."""
+
+    arguments: dict[str, Any]
+
+
+BeforeToolCall = Callable[[ToolCall, Any], Any]
+AfterToolCall = Callable[[ToolCall, ToolResult], Any]
+Emit = Callable[[Any], Awaitable[None]]
+
+_RESULT_FIELDS = ("content", "is_error", "terminate", "details")
+
+
+def _as_decision(value: Any) -> Block | Replace | None:
+    """Accept the dataclasses or their dict spellings (``{"block": True, "reason": ...}``,
+    ``{"arguments": {...}}``) from hooks written by users."""
+    if value is None or isinstance(value, Block | Replace):
+        return value
+    if isinstance(value, dict):
+        if value.get("block"):
+            return Block(str(value.get("reason") or "blocked"), bool(value.get("terminate")))
+        if isinstance(value.get("arguments"), dict):
+            return Replace(value["arguments"])
+        return None
+    if value is False:
+        return Block()
+    return None
+
+
+def _apply_override(result: ToolResult, override: Any) -> ToolResult:
+    if override is None:
+        return result
+    if isinstance(override, ToolResult):
+        return override
+    if isinstance(override, dict):
+        for key in _RESULT_FIELDS:
+            if key in override:
+                setattr(result, key, override[key])
+    return result
+
+
+class ArgumentValidator:
+    """Validates tool arguments against each tool's JSON Schema (validators compiled once;
+    jsonschema imported only when a schema has something to check)."""
+
+    def __init__(self) -> None:
+        self._validators: dict[int, Any] = {}
+
+    def errors(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
+        """A one-line description of what is wrong, or None."""
+        schema = tool.parameters
+        if not isinstance(schema, dict) or not (
+            schema.get("properties") or schema.get("required") or schema.get("anyOf")
+        ):
+            return None
+        key = id(schema)
+        validator = self._validators.get(key)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(schema)
+            self._validators[key] = validator
+        problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if not problems:
+            return None
+        parts = []
+        for problem in problems[:3]:
+            where = ".".join(str(p) for p in problem.path)
+            parts.append(f"{where}: {problem.message}" if where else problem.message)
+        return "; ".join(parts)
+
+
+@dataclass(slots=True)
+class _Prepared:
+    call: ToolCall
+    tool: Tool | None = None
+    result: ToolResult | None = None  # set when preflight already decided the result
+
+
+class ToolExecutor:
+    """Runs one batch of tool calls: preflight in order, execute, finalize in order."""
+
+    def __init__(
+        self,
+        tools: dict[str, Tool],
+        *,
+        emit: Emit,
+        turn_id: str | None,
+        before_tool_call: BeforeToolCall | None = None,
+        after_tool_call: AfterToolCall | None = None,
+        parallel: bool = True,
+        services: Any = None,
+        tools_context: dict[str, Any] | None = None,
+        validator: ArgumentValidator | None = None,
+    ) -> None:
+        self.tools = tools
+        self.emit = emit
+        self.turn_id = turn_id
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.parallel = parallel
+        self.services = services
+        self.tools_context = tools_context or {}
+        self.validator = validator or ArgumentValidator()
+        self.finished: dict[str, ToolResult] = {}
+
+    async def run(self, calls: list[ToolCall]) -> list[ToolResult]:
+        """Execute ``calls`` and return their results in the given order."""
+        from agentcli.runtime.events import ToolExecutionStart
+
+        prepared: list[_Prepared] = []
+        for call in calls:
+            await self.emit(ToolExecutionStart(turn_id=self.turn_id, call=call))
+            prepared.append(await self._preflight(call))
+        runnable = [p for p in prepared if p.result is None]
+        sequential = not self.parallel or any(p.tool and p.tool.sequential for p in runnable)
+        if sequential or len(runnable) <= 1:
+            for item in runnable:
+                await self._execute(item)
+        else:
+            async with asyncio.TaskGroup() as group:
+                for item in runnable:
+                    group.create_task(self._execute(item))
+        for item in prepared:
+            if item.call.id not in self.finished:
+                await self._finalize(
+                    item.call, item.result or _error(item.call, "not executed"), 0.0
+                )
+        return [self.finished[call.id] for call in calls]
+
+    async def _preflight(self, call: ToolCall) -> _Prepared:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            return _Prepared(
+                call, None, _error(call, f"unknown tool {call.name!r} (available: {known})")
+            )
+        if call.arguments_error:
+            return _Prepared(call, tool, _error(call, f"invalid arguments: {call.arguments_error}"))
+        problem = self.validator.errors(tool, call.arguments)
+        if problem:
+            return _Prepared(
+                call, tool, _error(call, f"invalid arguments for {call.name}: {problem}")
+            )
+        if self.before_tool_call is not None:
+            decision = _as_decision(await _maybe_await(self.before_tool_call(call, self.services)))
+            if isinstance(decision, Block):
+                result = ToolResult(call.id, call.name, decision.reason, True, decision.terminate)
+                return _Prepared(call, tool, result)
+            if isinstance(decision, Replace):
+                call.arguments = dict(decision.arguments)
+                problem = self.validator.errors(tool, call.arguments)
+                if problem:
+                    message = f"invalid arguments for {call.name}: {problem}"
+                    return _Prepared(call, tool, _error(call, message))
+        return _Prepared(call, tool)
+
+    async def _execute(self, item: _Prepared) -> None:
+        from agentcli.runtime.events import ToolExecutionUpdate
+
+        call, tool = item.call, item.tool
+        assert tool is not None
+        loop = asyncio.get_running_loop()
+
+        def update(data: Any) -> None:
+            event = ToolExecutionUpdate(turn_id=self.turn_id, call=call, data=data)
+            loop.call_soon_threadsafe(lambda: loop.create_task(self.emit(event)))
+
+        ctx = ToolContext(call, self.tools_context.get(tool.name), self.services, update)
+        started = time.perf_counter()
+        try:
+            value = await call_tool_function(tool.execute, call.arguments, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a raising tool is a result the model can react to
+            result = _error(call, f"{type(error).__name__}: {error}")
+        else:
+            if isinstance(value, ToolResult):
+                value.call_id, value.name = call.id, call.name
+                result = value
+            else:
+                result = ToolResult(call.id, call.name, value)
+        await self._finalize(call, result, (time.perf_counter() - started) * 1000)
+
+    async def _finalize(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
+        from agentcli.runtime.events import ToolExecutionEnd
+
+        if self.after_tool_call is not None:
+            try:
+                override = await _maybe_await(self.after_tool_call(call, result))
+            except Exception as error:
+                override = {"content": f"after_tool_call failed: {error}", "is_error": True}
+            result = _apply_override(result, override)
+        self.finished[call.id] = result
+        await self.emit(
+            ToolExecutionEnd(
+                turn_id=self.turn_id, call=call, result=result, duration_ms=duration_ms
+            )
+        )
+
+
+def _error(call: ToolCall, message: str) -> ToolResult:
+    return ToolResult(call.id, call.name, message, is_error=True)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
