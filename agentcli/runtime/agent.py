@@ -40,7 +40,7 @@ from agentcli.runtime.events import (
     TurnQueued,
     TurnStart,
 )
-from agentcli.runtime.messages import Message, new_id, to_llm_messages, tool_message
+from agentcli.runtime.messages import Message, from_openai, new_id, to_llm_messages, tool_message
 from agentcli.runtime.storage import Entry, MemoryStorage, Storage
 from agentcli.runtime.tools import (
     AfterToolCall,
@@ -115,7 +115,7 @@ def as_messages(message: MessageInput) -> list[Message]:
     if isinstance(message, str):
         return [Message(role="user", content=message)]
     if isinstance(message, dict):
-        return [Message(role=message.get("role", "user"), content=message.get("content", ""))]
+        return [from_openai(message)]
     return [m for item in message for m in as_messages(item)]
 
 
@@ -308,6 +308,11 @@ class Agent:
         if self._step_task is not None and not self._step_task.done():
             self._aborting = True
             self._step_task.cancel()
+
+    def clear(self) -> None:
+        """Forget the conversation (storage included)."""
+        self.storage.clear()
+        self._history = []
 
     async def wait(self) -> None:
         """Return when the agent is idle."""

@@ -7,6 +7,7 @@ standard ones to the OpenAI chat format that every model speaks.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ __all__ = [
     "Message",
     "assistant_message",
     "custom_message",
+    "from_openai",
     "message_text",
     "new_id",
     "system_message",
@@ -164,6 +166,31 @@ def _is_failed_response(message: Message) -> bool:
         and message.finish_reason in ("error", "aborted")
         and not message.content
         and not message.tool_calls
+    )
+
+
+def from_openai(data: dict[str, Any]) -> Message:
+    """A Message from an OpenAI chat-format dict (tool-call arguments may be JSON text)."""
+    calls = []
+    for index, item in enumerate(data.get("tool_calls") or []):
+        function = item.get("function") or item
+        arguments = function.get("arguments") or {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except ValueError:
+                arguments = {"_raw": arguments}
+        calls.append(
+            ToolCall(
+                str(item.get("id") or f"call_{index}"), str(function.get("name", "")), arguments
+            )
+        )
+    return Message(
+        role=str(data.get("role") or "user"),
+        content=data.get("content") if data.get("content") is not None else "",
+        tool_calls=calls,
+        tool_call_id=data.get("tool_call_id"),
+        name=data.get("name"),
     )
 
 

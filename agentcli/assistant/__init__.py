@@ -1,0 +1,1 @@
+"""Assistant packages on disk: package.yao, prompts, locales, hooks, ctx services, tools."""

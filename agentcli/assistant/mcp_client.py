@@ -1,0 +1,246 @@
+"""Connections to real MCP servers (stdio, streamable HTTP, SSE) through the official SDK.
+
+A connection opens on first use, never at package load: nothing is spawned or imported
+until a tool of the server is listed or called. The SDK's client must be entered and exited
+by one task (its transports are anyio task groups), so each connection lives in a
+background task that owns it; callers from any task share the one session, which
+multiplexes concurrent requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from agentcli.assistant.mcps import ToolServerSpec
+from agentcli.errors import ToolError
+
+__all__ = ["McpConnection", "McpToolInfo", "result_value"]
+
+_CONNECT_TIMEOUT = 30.0
+_HTTP_READ_TIMEOUT = 300.0  # streamable HTTP / SSE hold a response stream open
+_MAX_PAGES = 100
+_STDERR_TAIL = 1500
+
+
+@dataclass(slots=True, frozen=True)
+class McpToolInfo:
+    """A tool as a server lists it: name, description and input schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class McpConnection:
+    """One MCP server: connects lazily, lists and calls tools, stops on ``aclose()``."""
+
+    def __init__(self, spec: ToolServerSpec) -> None:
+        self.spec = spec
+        self._lock = asyncio.Lock()
+        self._ready: asyncio.Future[Any] | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._tools: list[McpToolInfo] | None = None
+        self._wrapped: set[str] = set()
+
+    async def list_tools(self) -> list[McpToolInfo]:
+        """The server's tools (listed once per connection, every page)."""
+        if self._tools is None:
+            ready, client = await self._connect()
+            tools: list[McpToolInfo] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                page = await self._request(ready, client.list_tools(cursor=cursor), "list tools")
+                for tool in page.tools:
+                    tools.append(
+                        McpToolInfo(
+                            tool.name, tool.description or "", dict(tool.input_schema or {})
+                        )
+                    )
+                    if _wraps_result(tool.output_schema):
+                        self._wrapped.add(tool.name)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self._tools = tools
+        return self._tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[Any, bool]:
+        """Call a tool; returns ``(value, is_error)`` as ``result_value`` reads the result."""
+        ready, client = await self._connect()
+        result = await self._request(ready, client.call_tool(name, arguments), f"call {name!r}")
+        return result_value(result, unwrap=name in self._wrapped)
+
+    async def aclose(self) -> None:
+        """Close the session and stop the server process (no orphans left behind)."""
+        async with self._lock:
+            await self._shutdown()
+
+    async def _connect(self) -> tuple[asyncio.Future[Any], Any]:
+        """The current connection (started if needed): its start future and its client."""
+        async with self._lock:
+            if self._ready is None:
+                self._start()
+            ready = self._ready
+        assert ready is not None
+        timeout = self.spec.timeout or _CONNECT_TIMEOUT
+        try:
+            async with asyncio.timeout(timeout):
+                return ready, await asyncio.shield(ready)
+        except TimeoutError:
+            await self._stop_if(ready)
+            raise ToolError(
+                f"tool server {self.spec.id!r} did not start within {timeout:g}s",
+                hint=f"check {self.spec.path}",
+            ) from None
+        except ToolError:
+            await self._stop_if(ready)
+            raise
+
+    async def _stop_if(self, ready: asyncio.Future[Any]) -> None:
+        """Shut the connection down unless another caller already replaced it."""
+        async with self._lock:
+            if self._ready is ready:
+                await self._shutdown()
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        self._stop = asyncio.Event()
+        self._task = loop.create_task(
+            self._own(self._ready, self._stop), name=f"mcp {self.spec.id}"
+        )
+
+    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+        """Enter the SDK client, publish it, hold it until asked to stop."""
+        from mcp import Client
+
+        # The server's stderr is kept aside (not mixed into our output) and shown when it fails.
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as stderr:
+            try:
+                transport = self._transport(stderr)
+                async with Client(transport, read_timeout_seconds=self.spec.timeout) as client:
+                    if not ready.done():
+                        ready.set_result(client)
+                    await stop.wait()
+            except asyncio.CancelledError:
+                if not ready.done():
+                    ready.cancel()
+                raise
+            except Exception as error:
+                # A failure after the start reaches callers as a closed connection instead.
+                if not ready.done():
+                    ready.set_exception(self._start_error(error, stderr))
+
+    def _transport(self, stderr: TextIO) -> AbstractAsyncContextManager[Any]:
+        spec = self.spec
+        if spec.transport == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            # The SDK passes only a safe part of our environment (PATH, HOME, ...) plus `env`.
+            parameters = StdioServerParameters(
+                command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd
+            )
+            return stdio_client(parameters, errlog=stderr)
+        if spec.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(
+                spec.url,
+                headers=spec.headers or None,
+                timeout=spec.timeout or _CONNECT_TIMEOUT,
+                sse_read_timeout=_HTTP_READ_TIMEOUT,
+            )
+        return _streamable_http(spec)
+
+    async def _request(self, ready: asyncio.Future[Any], call: Any, what: str) -> Any:
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            return await call
+        except MCPError as error:
+            if error.code != CONNECTION_CLOSED:
+                raise ToolError(f"tool server {self.spec.id!r}: {error.message}") from None
+            # The server went away; the next use starts it again.
+            await self._stop_if(ready)
+            raise ToolError(
+                f"tool server {self.spec.id!r} stopped ({error.message}); it is restarted on next use",
+                hint=f"check {self.spec.path}",
+            ) from None
+        except (RuntimeError, ValueError, OSError) as error:
+            raise ToolError(f"tool server {self.spec.id!r} could not {what}: {error}") from None
+
+    def _start_error(self, error: BaseException, stderr: TextIO) -> ToolError:
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        detail = str(error) or type(error).__name__
+        hint = f"check {self.spec.path}"
+        stderr.seek(0)
+        tail = stderr.read()[-_STDERR_TAIL:].strip()
+        if tail:
+            hint += f"; the server wrote:\n{tail}"
+        return ToolError(f"tool server {self.spec.id!r} could not start: {detail}", hint=hint)
+
+    async def _shutdown(self) -> None:
+        task, stop, ready = self._task, self._stop, self._ready
+        self._task = self._stop = self._ready = None
+        self._tools = None
+        if task is not None and stop is not None:
+            stop.set()
+            if ready is not None and not ready.done():
+                task.cancel()  # still connecting: only a cancel interrupts that
+            await asyncio.gather(task, return_exceptions=True)
+
+
+@asynccontextmanager
+async def _streamable_http(spec: ToolServerSpec) -> AsyncIterator[Any]:
+    """The streamable HTTP transport with the spec's headers and timeout."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    timeout = httpx2.Timeout(spec.timeout or _CONNECT_TIMEOUT, read=_HTTP_READ_TIMEOUT)
+    async with (
+        httpx2.AsyncClient(headers=spec.headers, timeout=timeout) as http,
+        streamable_http_client(spec.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def _wraps_result(output_schema: dict[str, Any] | None) -> bool:
+    """Whether a tool's output schema is the SDK's ``{"result": ...}`` wrapper, which carries a
+    value that is not an object (structured content must be one)."""
+    properties = (output_schema or {}).get("properties")
+    return isinstance(properties, dict) and list(properties) == ["result"]
+
+
+def result_value(result: Any, *, unwrap: bool = False) -> tuple[Any, bool]:
+    """A ``CallToolResult`` as ``(value, is_error)``.
+
+    Structured content wins (``{"result": x}`` read as ``x`` when ``unwrap``); otherwise
+    text blocks are joined, and text that is a JSON object or array is parsed (servers
+    commonly return JSON as text); other blocks (images, resources) keep their JSON form.
+    """
+    structured = result.structured_content
+    if structured is not None and not result.is_error:
+        if unwrap and isinstance(structured, dict) and list(structured) == ["result"]:
+            return structured["result"], False
+        return structured, False
+    blocks = list(result.content or [])
+    if all(getattr(block, "type", None) == "text" for block in blocks):
+        text = "\n".join(block.text for block in blocks)
+        if not result.is_error and text.lstrip().startswith(("{", "[")):
+            try:
+                return json.loads(text), False
+            except ValueError:
+                pass
+        return text, bool(result.is_error)
+    dumped = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
+    return dumped, bool(result.is_error)

@@ -1,0 +1,230 @@
+"""Tool server definitions: ``mcps/**/*.mcp.yao`` files and their input-schema mappings.
+
+A definition is read, checked and ``$ENV``-substituted here, once, into a ``ToolServerSpec``;
+nothing is imported or started. ``agentcli.assistant.tools`` turns specs into tools.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.assistant.jsonc import load_jsonc
+from agentcli.errors import PackageError
+
+__all__ = ["SUFFIXES", "TRANSPORTS", "ToolServerSpec", "load_tool_servers"]
+
+SUFFIXES = (".mcp.yao", ".mcp.json", ".mcp.jsonc")
+TRANSPORTS = ("process", "stdio", "http", "sse")
+_ALIASES = {"streamable-http": "http", "streamable_http": "http", "streamablehttp": "http"}
+# `command: "python"` means the interpreter running agentcli, so an example server written
+# with the mcp SDK runs in the same environment on every machine.
+_PYTHON_COMMANDS = ("python", "python3")
+_ENV_REFERENCE = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
+_SCHEMA_SUFFIX = ".in.yao"
+
+
+@dataclass(slots=True)
+class ToolServerSpec:
+    """One tool server of a package, as its ``.mcp.yao`` file defines it.
+
+    ``id`` is the file's path under ``mcps/`` without the suffix, ``/`` -> ``.``;
+    ``schemas`` maps tool names to input schemas from ``mcps/mapping/<id>/schemes/``.
+    ``command`` is resolved (``python`` -> this interpreter; a relative path containing
+    ``/`` -> against the package folder); stdio servers run with the package folder as
+    their working directory, so relative ``args`` resolve against it too.
+    """
+
+    id: str
+    path: Path
+    transport: str
+    label: str = ""
+    description: str = ""
+    tools: dict[str, str] = field(default_factory=dict)
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    schema_paths: dict[str, Path] = field(default_factory=dict)
+
+
+def load_tool_servers(
+    package_dir: Path, *, env: Mapping[str, str] = os.environ
+) -> list[ToolServerSpec]:
+    """Read every ``mcps/**/*.mcp.yao`` (``.json``/``.jsonc``) of a package, sorted by id."""
+    root = Path(package_dir) / "mcps"
+    if not root.is_dir():
+        return []
+    specs: dict[str, ToolServerSpec] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        suffix = next((s for s in SUFFIXES if path.name.endswith(s)), None)
+        if suffix is None or relative.parts[0] == "mapping" or not path.is_file():
+            continue
+        server_id = relative.as_posix()[: -len(suffix)].replace("/", ".")
+        if server_id in specs:
+            raise PackageError(
+                f"tool server {server_id!r} is defined twice (also in {specs[server_id].path})",
+                path=str(path),
+                hint="keep one definition file per server",
+            )
+        specs[server_id] = _load_spec(server_id, path, Path(package_dir), env)
+    return [specs[key] for key in sorted(specs)]
+
+
+def _load_spec(
+    server_id: str, path: Path, package_dir: Path, env: Mapping[str, str]
+) -> ToolServerSpec:
+    data = load_jsonc(path)
+    where = str(path)
+    if not isinstance(data, dict):
+        raise PackageError("a tool server definition must be a JSON object", path=where)
+    transport = _transport(data, where)
+    spec = ToolServerSpec(
+        id=server_id,
+        path=path,
+        transport=transport,
+        label=_string(data, "label", where),
+        description=_string(data, "description", where),
+        timeout=_timeout(data.get("timeout"), where),
+    )
+    if transport == "process":
+        spec.tools = _string_map(data, "tools", where, env=None)
+        if not spec.tools:
+            raise PackageError(
+                'a process server needs `tools`: {tool name: "file.Function"}',
+                path=where,
+                hint='e.g. "tools": {"search": "tools.Search"} for src/tools.py:Search',
+            )
+    elif transport == "stdio":
+        command = _substitute(_string(data, "command", where), "command", where, env)
+        if not command:
+            raise PackageError("a stdio server needs `command`", path=where)
+        spec.command = _command(command, package_dir)
+        raw_args = data.get("arguments", data.get("args", []))
+        if not isinstance(raw_args, list) or not all(
+            isinstance(a, str | int | float) for a in raw_args
+        ):
+            raise PackageError("`arguments` must be a list of strings", path=where)
+        spec.args = [_substitute(str(a), "arguments", where, env) for a in raw_args]
+        spec.env = _string_map(data, "env", where, env=env)
+        spec.cwd = package_dir.resolve()
+    else:
+        spec.url = _substitute(_string(data, "url", where), "url", where, env)
+        if not spec.url.startswith(("http://", "https://")):
+            raise PackageError(
+                f"an {transport} server needs an http(s) `url`, got {spec.url!r}", path=where
+            )
+        spec.headers = _string_map(data, "headers", where, env=env)
+        token = _substitute(
+            _string(data, "authorization_token", where), "authorization_token", where, env
+        )
+        if token:
+            scheme = "" if token.lower().startswith(("bearer ", "basic ")) else "Bearer "
+            spec.headers.setdefault("Authorization", scheme + token)
+    spec.schemas, spec.schema_paths = _load_schemas(package_dir / "mcps" / "mapping" / server_id)
+    return spec
+
+
+def _transport(data: dict[str, Any], where: str) -> str:
+    raw = data.get("transport")
+    if raw is None:
+        # Configs copied from other MCP clients often omit the transport; the fields tell it.
+        for key, inferred in (("tools", "process"), ("command", "stdio"), ("url", "http")):
+            if key in data:
+                return inferred
+        raise PackageError(
+            "missing `transport`", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
+        )
+    transport = _ALIASES.get(str(raw).lower(), str(raw).lower())
+    if transport not in TRANSPORTS:
+        raise PackageError(
+            f"unknown transport {raw!r}", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
+        )
+    return transport
+
+
+def _command(command: str, package_dir: Path) -> str:
+    if command in _PYTHON_COMMANDS:
+        return sys.executable
+    if "/" in command and not Path(command).is_absolute():
+        return str((package_dir / command).resolve())
+    return command
+
+
+def _string(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise PackageError(f"`{key}` must be a string, got {type(value).__name__}", path=where)
+    return value
+
+
+def _string_map(
+    data: dict[str, Any], key: str, where: str, *, env: Mapping[str, str] | None
+) -> dict[str, str]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise PackageError(f"`{key}` must be an object of strings", path=where)
+    result: dict[str, str] = {}
+    for name, item in value.items():
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise PackageError(f"`{key}.{name}` must be a string", path=where)
+        text = str(item)
+        result[str(name)] = text if env is None else _substitute(text, f"{key}.{name}", where, env)
+    return result
+
+
+def _timeout(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise PackageError("`timeout` must be a positive number of seconds", path=where)
+    return float(value)
+
+
+def _substitute(text: str, key: str, where: str, env: Mapping[str, str]) -> str:
+    """Replace every ``$ENV.NAME`` in ``text``; an unset variable is an error."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            raise PackageError(
+                f"`{key}` uses $ENV.{name}, but {name} is not set",
+                path=where,
+                hint=f"export {name}=... before running, or remove the reference",
+            )
+        return env[name]
+
+    return _ENV_REFERENCE.sub(value, text)
+
+
+def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
+    schemes = folder / "schemes"
+    if not schemes.is_dir():
+        return {}, {}
+    schemas: dict[str, dict[str, Any]] = {}
+    paths: dict[str, Path] = {}
+    for path in sorted(schemes.glob(f"*{_SCHEMA_SUFFIX}")):
+        schema = load_jsonc(path)
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            raise PackageError(
+                'an input schema must be a JSON Schema object with "type": "object"',
+                path=str(path),
+            )
+        tool = path.name[: -len(_SCHEMA_SUFFIX)]
+        # Yao's own `x-*` keys (x-process-args) mean nothing to a model or a validator.
+        schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
+        schemas[tool].setdefault("type", "object")
+        paths[tool] = path
+    return schemas, paths

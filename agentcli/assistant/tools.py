@@ -1,0 +1,385 @@
+"""The tools of an assistant package: ``mcps/`` servers as runtime ``Tool`` objects.
+
+``process`` servers map tool names to Python functions in the package's ``src/``
+(``"search": "tools.Search"`` -> ``src/tools.py:Search``); ``stdio``, ``http`` and ``sse``
+servers are real MCP servers reached through the official SDK, connected on first use.
+
+The model sees a tool as ``<server>__<tool>``: the server id with ``.`` -> ``_``, and any
+character outside ``[A-Za-z0-9_-]`` -> ``_`` (OpenAI's rule for function names), e.g.
+``weather__get_forecast`` or ``sub_tools__search``; a name longer than 64 characters is cut
+and ends in a short hash. ``Tool.server`` and ``Tool.bare_name`` keep the real names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.assistant.mcp_client import McpConnection
+from agentcli.assistant.mcps import ToolServerSpec, load_tool_servers
+from agentcli.assistant.package import McpServerRef
+from agentcli.errors import AgentCliError, PackageError, ToolError
+from agentcli.pysource import load_source_module
+from agentcli.runtime.tools import (
+    ArgumentValidator,
+    Tool,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    call_tool_function,
+)
+
+if TYPE_CHECKING:
+    from agentcli.assistant.package import AssistantPackage
+
+__all__ = [
+    "ToolBox",
+    "ToolServerSpec",
+    "load_src_function",
+    "load_tool_servers",
+    "parse_server_refs",
+    "tool_name",
+]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_NAME = 64
+_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def tool_name(server_id: str, tool: str) -> str:
+    """The name the model sees for ``tool`` of ``server_id``: ``<server>__<tool>``."""
+    name = _UNSAFE.sub("_", f"{server_id.replace('.', '_')}__{tool}")
+    if len(name) > _MAX_NAME:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+        name = f"{name[: _MAX_NAME - 9]}_{digest}"
+    return name
+
+
+def parse_server_refs(value: Any, *, source: str) -> list[McpServerRef]:
+    """Read an ``mcp.servers``-style list (``"id"`` or ``{server_id, tools, resources}``)."""
+    if not isinstance(value, list):
+        raise PackageError(f"mcp servers must be a list, got {type(value).__name__}", path=source)
+    refs: list[McpServerRef] = []
+    for index, entry in enumerate(value):
+        if isinstance(entry, McpServerRef):
+            refs.append(entry)
+        elif isinstance(entry, str) and entry:
+            refs.append(McpServerRef(entry))
+        elif isinstance(entry, dict) and isinstance(entry.get("server_id"), str):
+            lists = {}
+            for key in ("tools", "resources"):
+                items = entry.get(key)
+                if items is not None and (
+                    not isinstance(items, list) or not all(isinstance(i, str) for i in items)
+                ):
+                    raise PackageError(
+                        f"mcp servers[{index}].{key} must be a list of names", path=source
+                    )
+                lists[key] = items
+            refs.append(McpServerRef(entry["server_id"], lists["tools"], lists["resources"]))
+        else:
+            raise PackageError(
+                f"mcp servers[{index}] must be a server id or {{server_id, tools}}, got {entry!r}",
+                path=source,
+            )
+    return refs
+
+
+def load_src_function(src_dir: Path, ref: str, *, path: Path) -> Callable[..., Any]:
+    """Load ``ref`` (``"file.Func"``, ``"dir.file.Func"``) from ``src_dir``; ``path`` is the
+    file that named it, for errors. Only files inside ``src_dir`` can be loaded."""
+    module, _, function = ref.rpartition(".")
+    parts = module.split(".")
+    if not module or not function.isidentifier() or not all(_SEGMENT.fullmatch(p) for p in parts):
+        raise PackageError(
+            f"{ref!r} is not a function reference",
+            path=str(path),
+            hint='write "file.Function" for src/file.py:Function',
+        )
+    src = src_dir.resolve()
+    file = src.joinpath(*parts[:-1], parts[-1] + ".py")
+    resolved = file.resolve()
+    if not resolved.is_relative_to(src):
+        raise PackageError(f"{ref!r} points outside the package's src/ folder", path=str(path))
+    if not resolved.is_file():
+        raise PackageError(
+            f"{ref!r}: module file src/{file.relative_to(src).as_posix()} not found", path=str(path)
+        )
+    loaded = load_source_module(resolved, module)
+    target = getattr(loaded, function, None)
+    if not callable(target):
+        raise PackageError(
+            f"{ref!r}: src/{file.relative_to(src).as_posix()} has no function {function!r}",
+            path=str(path),
+        )
+    return target
+
+
+class ToolBox:
+    """The tools of one package. Use as ``async with ToolBox(...) as box`` (or call
+    ``aclose()``): MCP servers started on first use are stopped on exit.
+
+    ``servers`` is the package's ``mcp.servers`` selection; ``None`` selects every server in
+    ``mcps/``. ``tools(servers=...)`` takes a Create hook's ``mcp_servers``, which replaces
+    that selection for the request. The ``list_tools`` / ``call_tool`` / ``call_tools`` /
+    ``call_tools_parallel`` methods back ``ctx.mcp`` and reach every tool of a server.
+    """
+
+    def __init__(
+        self,
+        package_dir: Path,
+        *,
+        servers: list[McpServerRef] | list[Any] | None = None,
+        source: str | None = None,
+        env: Mapping[str, str] = os.environ,
+        specs: list[ToolServerSpec] | None = None,
+    ) -> None:
+        self.package_dir = Path(package_dir)
+        found = load_tool_servers(self.package_dir, env=env) if specs is None else specs
+        self.specs: dict[str, ToolServerSpec] = {spec.id: spec for spec in found}
+        self._source = source or str(self.package_dir / "package.yao")
+        self.selection = None if servers is None else self._refs(servers, self._source)
+        self._connections: dict[str, McpConnection] = {}
+        self._built: dict[str, list[Tool]] = {}
+        self._validator = ArgumentValidator()
+
+    @classmethod
+    def for_package(
+        cls, package: AssistantPackage, *, env: Mapping[str, str] = os.environ
+    ) -> ToolBox:
+        """The ToolBox of a loaded package (no ``mcp.servers``: every server in ``mcps/``)."""
+        raw = package.raw.get("mcp")
+        declared = isinstance(raw, list) or (
+            isinstance(raw, dict) and raw.get("servers") is not None
+        )
+        servers = package.mcp if declared else None
+        return cls(package.path, servers=servers, source=str(package.file), env=env)
+
+    async def __aenter__(self) -> ToolBox:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every MCP server this box started (a later use starts it again)."""
+        await asyncio.gather(*(c.aclose() for c in self._connections.values()))
+
+    async def tools(self, servers: list[Any] | None = None) -> list[Tool]:
+        """Runtime tools of the selected servers (the package's, or ``servers`` instead);
+        lists the tools of MCP servers, starting them if needed."""
+        source = self._source if servers is None else "Create hook mcp_servers"
+        refs = self.selection if servers is None else self._refs(servers, source)
+        if refs is None:
+            refs = [McpServerRef(server_id) for server_id in self.specs]
+        result: list[Tool] = []
+        seen: dict[str, Tool] = {}
+        for ref in refs:
+            available = await self._server_tools(self.specs[ref.server_id])
+            if ref.tools is not None:
+                by_name = {tool.bare_name: tool for tool in available}
+                missing = [name for name in ref.tools if name not in by_name]
+                if missing:
+                    raise PackageError(
+                        f"server {ref.server_id!r} has no tool {', '.join(map(repr, missing))}"
+                        f" (it has: {', '.join(sorted(by_name)) or 'none'})",
+                        path=source,
+                    )
+                available = [by_name[name] for name in dict.fromkeys(ref.tools)]
+            for tool in available:
+                other = seen.get(tool.name)
+                if other is tool:
+                    continue
+                if other is not None:
+                    raise PackageError(
+                        f"tools {other.server}/{other.bare_name} and {tool.server}/{tool.bare_name}"
+                        f" would both be called {tool.name!r}",
+                        path=str(self.specs[tool.server].path),
+                        hint="rename one of the tools or servers",
+                    )
+                seen[tool.name] = tool
+                result.append(tool)
+        return result
+
+    async def list_tools(self, server: str | None = None) -> list[dict[str, Any]]:
+        """Every tool of ``server`` (or of all servers): server, name, description, input_schema."""
+        specs = [self._spec(server)] if server is not None else list(self.specs.values())
+        return [
+            {
+                "server": spec.id,
+                "name": tool.bare_name,
+                "description": tool.description,
+                "input_schema": tool.parameters,
+            }
+            for spec in specs
+            for tool in await self._server_tools(spec)
+        ]
+
+    async def call_tool(
+        self, server: str, name: str, arguments: dict[str, Any] | None = None, *, ctx: Any = None
+    ) -> Any:
+        """Call one tool and return its result; a failure raises ``ToolError``."""
+        spec = self._spec(server)
+        tool = next((t for t in await self._server_tools(spec) if t.bare_name == name), None)
+        if tool is None:
+            raise ToolError(f"server {server!r} has no tool {name!r}")
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise ToolError(f"{server}/{name}: arguments must be an object")
+        problem = self._validator.errors(tool, arguments)
+        if problem:
+            raise ToolError(f"{server}/{name}: invalid arguments: {problem}")
+        if spec.transport == "process":
+            try:
+                return await call_tool_function(tool.execute, arguments, _direct_context(ctx))
+            except AgentCliError:
+                raise
+            except Exception as error:
+                raise ToolError(
+                    f"{server}/{name} failed: {type(error).__name__}: {error}"
+                ) from error
+        value, is_error = await self._connection(spec).call_tool(name, arguments)
+        if is_error:
+            raise ToolError(f"{server}/{name} failed: {value}")
+        return value
+
+    async def call_tools(
+        self, server: str, calls: list[dict[str, Any]], *, ctx: Any = None
+    ) -> list[Any]:
+        """Call tools one after another (``[{name, arguments}]``); stops at the first failure."""
+        return [await self.call_tool(server, *_call(c), ctx=ctx) for c in calls]
+
+    async def call_tools_parallel(
+        self, server: str, calls: list[dict[str, Any]], *, ctx: Any = None
+    ) -> list[Any]:
+        """Call tools concurrently; results in the given order. Every call runs to its end;
+        then the first failure (in the given order) is raised."""
+        parsed = [_call(c) for c in calls]
+        results = await asyncio.gather(
+            *(self.call_tool(server, name, args, ctx=ctx) for name, args in parsed),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
+
+    def _refs(self, servers: list[Any], source: str) -> list[McpServerRef]:
+        refs = parse_server_refs(servers, source=source)
+        for ref in refs:
+            if ref.server_id not in self.specs:
+                known = ", ".join(self.specs) or "none; add mcps/<id>.mcp.yao"
+                raise PackageError(
+                    f"unknown tool server {ref.server_id!r} (servers: {known})", path=source
+                )
+        return refs
+
+    def _spec(self, server: str) -> ToolServerSpec:
+        spec = self.specs.get(server)
+        if spec is None:
+            raise ToolError(
+                f"unknown tool server {server!r} (servers: {', '.join(self.specs) or 'none'})"
+            )
+        return spec
+
+    def _connection(self, spec: ToolServerSpec) -> McpConnection:
+        connection = self._connections.get(spec.id)
+        if connection is None:
+            connection = self._connections[spec.id] = McpConnection(spec)
+        return connection
+
+    async def _server_tools(self, spec: ToolServerSpec) -> list[Tool]:
+        tools = self._built.get(spec.id)
+        if tools is None:
+            if spec.transport == "process":
+                tools = [self._process_tool(spec, name, ref) for name, ref in spec.tools.items()]
+            else:
+                tools = await self._mcp_tools(spec)
+            self._built[spec.id] = tools
+        return tools
+
+    def _process_tool(self, spec: ToolServerSpec, bare: str, ref: str) -> Tool:
+        function = load_src_function(self.package_dir / "src", ref, path=spec.path)
+        schema = self._schema(spec, bare)
+        doc = (function.__doc__ or "").strip().splitlines()
+        description = str((schema or {}).get("description") or (doc[0] if doc else ""))
+        timeout = spec.timeout
+
+        async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+            # A tool function receives the host's ctx (the hook ctx), like hooks do.
+            try:
+                async with asyncio.timeout(timeout):
+                    return await call_tool_function(function, arguments, ctx.services)
+            except TimeoutError:
+                raise ToolError(f"{spec.id}/{bare} timed out after {timeout:g}s") from None
+
+        return Tool(
+            name=tool_name(spec.id, bare),
+            execute=execute,
+            description=description,
+            parameters=schema or dict(_EMPTY_SCHEMA),
+            label=bare,
+            server=spec.id,
+            bare_name=bare,
+        )
+
+    async def _mcp_tools(self, spec: ToolServerSpec) -> list[Tool]:
+        connection = self._connection(spec)
+        tools = []
+        for info in await connection.list_tools():
+            parameters = self._schema(spec, info.name) or info.input_schema or dict(_EMPTY_SCHEMA)
+            tools.append(
+                Tool(
+                    name=tool_name(spec.id, info.name),
+                    execute=_mcp_execute(connection, info.name),
+                    description=info.description,
+                    parameters=parameters,
+                    label=info.name,
+                    server=spec.id,
+                    bare_name=info.name,
+                )
+            )
+        return tools
+
+    def _schema(self, spec: ToolServerSpec, tool: str) -> dict[str, Any] | None:
+        """The mapping schema of ``tool``, checked to be a valid JSON Schema."""
+        schema = spec.schemas.get(tool)
+        if schema is not None:
+            from jsonschema import Draft202012Validator, SchemaError
+
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as error:
+                where = "/".join(str(p) for p in error.path) or "top level"
+                raise PackageError(
+                    f"invalid JSON Schema at {where}: {error.message}",
+                    path=str(spec.schema_paths[tool]),
+                ) from None
+        return schema
+
+
+def _mcp_execute(connection: McpConnection, name: str) -> Callable[..., Any]:
+    async def execute(arguments: dict[str, Any]) -> Any:
+        value, is_error = await connection.call_tool(name, arguments)
+        if is_error:
+            return ToolResult("", name, value, is_error=True)
+        return value
+
+    return execute
+
+
+def _direct_context(ctx: Any) -> ToolContext:
+    """The ToolContext of a call made through ``ctx.mcp`` rather than by the model."""
+    return ToolContext(ToolCall(id="", name=""), services=ctx)
+
+
+def _call(entry: Any) -> tuple[str, dict[str, Any]]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise ToolError(f"a tool call must be {{name, arguments}}, got {entry!r}")
+    return entry["name"], entry.get("arguments") or {}

@@ -1,0 +1,84 @@
+"""The ``agent`` command: a Typer app whose commands live one per module.
+
+Only Typer is imported at start-up; each command imports the layers it needs when it runs,
+so ``agent --help`` stays fast (no litellm, openai, mcp or jsonschema).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from agentcli import __version__
+
+app = typer.Typer(
+    name="agent",
+    help="Run and evaluate LLM agents: assistant packages, an agent runtime, and an eval runner.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Run and evaluate LLM agents.
+
+    \b
+    Examples:
+      agent run -c echo "hello"                 talk to a connector directly
+      agent run expense "submit $25 for lunch"  one turn with an assistant package
+      agent eval expense @tests/inputs.jsonl    run eval cases
+    """
+    _state["debug"] = debug
+
+
+COMMANDS = ("run_cmd",)
+
+
+def _register() -> None:
+    import importlib
+
+    for name in COMMANDS:
+        importlib.import_module(f"agentcli.cli.{name}").register(app)
+
+
+def main() -> None:
+    """Entry point of the ``agent`` console script."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    _register()
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception as error:
+        from agentcli.errors import AgentCliError
+
+        if _state["debug"] or "--debug" in sys.argv:
+            raise
+        if isinstance(error, AgentCliError):
+            sys.stderr.write(f"error: {error}\n")
+            sys.exit(error.exit_code)
+        sys.stderr.write(
+            f"error: internal error: {type(error).__name__}: {error}\n"
+            "  hint: re-run with --debug for the traceback, and report it\n"
+        )
+        sys.exit(1)

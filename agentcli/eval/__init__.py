@@ -1,0 +1,1 @@
+"""Evaluation: case files, assertions, the runner, reports."""

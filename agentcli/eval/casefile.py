@@ -1,0 +1,272 @@
+"""Reading case files: line-numbered items from JSON Lines, JSON and YAML, and the schema.
+
+The readers yield ``(line, object)`` pairs and record parse problems instead of raising,
+so the loader can report every mistake of a file at once. ``schema_problems`` checks one
+case object against ``case.schema.json``: a small interpreter of the few keywords the schema
+uses answers "valid" quickly (100k-case files load in seconds), and only an invalid case
+pays for jsonschema (Draft 2020-12, imported lazily, compiled once) to explain what is wrong.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SCHEMA_PATH", "display_path", "json_name", "read_items", "schema_problems"]
+
+SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_TYPE_WORDS = {
+    "string": "a string",
+    "object": "an object",
+    "array": "a list",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+# High enough that "category" does not suggest "after", low enough for "assertions" -> "assert".
+_SUGGEST_CUTOFF = 0.7
+
+Reader = Callable[[Path, str, list[str]], Iterator[tuple[int, Any]]]
+
+
+def read_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(line, object)`` for each case of a ``.jsonl``, ``.json`` or ``.yaml/.yml`` file."""
+    reader: Reader = {".jsonl": _jsonl_items, ".json": _json_items}.get(
+        path.suffix.lower(), _yaml_items
+    )
+    return reader(path, shown, problems)
+
+
+@functools.lru_cache(maxsize=64)
+def display_path(path: str) -> str:
+    """A path relative to the current directory when it lies inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return path
+
+
+def _jsonl_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(line, object)`` per non-blank, non-``//`` line, streamed."""
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, raw in enumerate(handle, 1):
+            text = raw.strip()
+            if not text or text.startswith("//"):
+                continue
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as exc:
+                column = exc.colno + len(raw) - len(raw.lstrip())
+                hint = " (a .jsonl case must fit on one line)" if exc.pos >= len(text) else ""
+                problems.append(
+                    f"{shown}:{number}: invalid JSON at column {column}: {exc.msg}{hint}"
+                )
+
+
+def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(line, object)`` for each item of a JSON array, or the one top-level object."""
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{shown}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}")
+        return
+    start = _JSON_WS.match(text).end()
+    line = text.count("\n", 0, start) + 1
+    if isinstance(document, dict):
+        yield line, document
+        return
+    if not isinstance(document, list):
+        problems.append(f"{shown}:{line}: expected an array of cases or one case object")
+        return
+    # Decode the items one by one from their offsets to learn the line each starts on.
+    decoder, position, counted = json.JSONDecoder(), start + 1, start
+    for _ in document:
+        position = _JSON_WS.match(text, position).end()
+        line += text.count("\n", counted, position)
+        counted = position
+        item, position = decoder.raw_decode(text, position)
+        yield line, item
+        position = _JSON_WS.match(text, position).end() + 1  # skip the "," or "]"
+
+
+def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
+    """``(line, object)`` for each item of a YAML list (or the one top-level mapping)."""
+    import yaml
+
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8-sig"))
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.YAMLError as exc:
+            problems.append(_yaml_problem(shown, exc, 1))
+            return
+        if root is None:
+            return
+        if isinstance(root, yaml.MappingNode):
+            nodes = [root]
+        elif isinstance(root, yaml.SequenceNode):
+            nodes = root.value
+        else:
+            problems.append(f"{shown}:{root.start_mark.line + 1}: expected a list of cases")
+            return
+        for node in nodes:
+            line = node.start_mark.line + 1
+            try:
+                item = loader.construct_document(node)
+            except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
+                problems.append(_yaml_problem(shown, exc, line))
+                continue
+            yield line, item
+    finally:
+        loader.dispose()
+
+
+def _yaml_problem(shown: str, exc: Exception, line: int) -> str:
+    """``file:line: invalid YAML: problem`` for a PyYAML error (its own line when it has one)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        line = mark.line + 1
+    problem = getattr(exc, "problem", None) or str(exc)
+    return f"{shown}:{line}: invalid YAML: {problem}"
+
+
+# --- schema ------------------------------------------------------------------------------
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    """The shipped case schema."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator() -> Any:
+    """The case schema's jsonschema validator, compiled once (jsonschema imported only here)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_schema())
+
+
+def schema_problems(obj: Any) -> list[str]:
+    """Schema violations of one case object, each as ``field.path: message``."""
+    root = _schema()
+    if _conforms(root, obj, root):
+        return []
+    problems = []
+    for error in _validator().iter_errors(obj):
+        where = _field_path(error.absolute_path)
+        for message in _error_messages(error):
+            problems.append(f"{where}: {message}" if where else message)
+    return problems
+
+
+_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+}
+
+
+def _conforms(schema: dict[str, Any], value: Any, root: dict[str, Any]) -> bool:
+    """True when ``value`` surely satisfies ``schema`` (False also for unknown keywords)."""
+    for key, rule in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "$ref":
+            ok = _conforms(root["$defs"][rule.rsplit("/", 1)[-1]], value, root)
+        elif key == "type":
+            ok = any(_TYPES[t](value) for t in ([rule] if isinstance(rule, str) else rule))
+        elif key == "properties":
+            ok = not isinstance(value, dict) or all(
+                _conforms(sub, value[name], root) for name, sub in rule.items() if name in value
+            )
+        elif key == "additionalProperties":
+            known = schema.get("properties", {})
+            extra = (
+                [v for k, v in value.items() if k not in known] if isinstance(value, dict) else []
+            )
+            ok = (
+                all(_conforms(rule, v, root) for v in extra)
+                if isinstance(rule, dict)
+                else (rule or not extra)
+            )
+        elif key == "required":
+            ok = not isinstance(value, dict) or all(k in value for k in rule)
+        elif key == "items":
+            ok = not isinstance(value, list) or all(_conforms(rule, v, root) for v in value)
+        elif key == "minLength":
+            ok = not isinstance(value, str) or len(value) >= rule
+        elif key == "minItems":
+            ok = not isinstance(value, list) or len(value) >= rule
+        elif key in ("minimum", "exclusiveMinimum"):
+            number = _TYPES["number"](value)
+            ok = not number or (value >= rule if key == "minimum" else value > rule)
+        else:
+            return False
+        if not ok:
+            return False
+    return True
+
+
+def _field_path(parts: Any) -> str:
+    """``["assert", 1, "value"]`` -> ``assert[1].value``."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _error_messages(error: Any) -> list[str]:
+    """Readable messages for one jsonschema error (unknown fields get a did-you-mean hint)."""
+    kind, instance, expected = error.validator, error.instance, error.validator_value
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        known = list(error.schema.get("properties", {}))
+        messages = []
+        for key in instance:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=_SUGGEST_CUTOFF)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+                messages.append(f'unknown field "{key}"{hint}')
+        return messages
+    if kind == "required":
+        return [f'missing required field "{k}"' for k in expected if k not in instance]
+    if kind == "type":
+        names = [expected] if isinstance(expected, str) else expected
+        wanted = " or ".join(_TYPE_WORDS.get(n, n) for n in names)
+        return [f"must be {wanted}, got {json_name(instance)}"]
+    if kind in ("minLength", "minItems"):
+        return ["must not be empty"]
+    if kind == "minimum":
+        return [f"must be at least {expected}"]
+    if kind == "exclusiveMinimum":
+        return [f"must be greater than {expected}"]
+    return [error.message]
+
+
+def json_name(value: Any) -> str:
+    """The JSON type of a value in words, for messages (``a list``, ``an object``, ...)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )

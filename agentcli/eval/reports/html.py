@@ -1,0 +1,366 @@
+"""One self-contained HTML report: inline CSS, JS and SVG; no network; all content escaped.
+
+User content is HTML-escaped wherever it is rendered, and the report data is embedded as
+JSON in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
+``\\u003c`` etc. so no string can close the element. A Content-Security-Policy allows only
+this file's own script (by hash) and no loads at all, as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from ._buffered import BufferedWriter
+from ._view import (
+    STATUSES,
+    SUMMARY_KEYS,
+    assertions_of,
+    checkpoints_of,
+    failure_message,
+    format_duration,
+    format_k,
+    format_percent,
+    input_text,
+    one_line,
+    runs_of,
+    stability_view,
+    status_of,
+    summary_pass_rate,
+    to_json,
+    tool_calls_of,
+    turns_of,
+    usage_of,
+    value_text,
+)
+from .svg import duration_histogram, pass_rate_chart
+
+__all__ = ["HtmlWriter", "render_html"]
+
+# Enough to read any realistic answer; the full text stays reachable via "raw JSON".
+_PRE_LIMIT = 20_000
+
+
+@cache
+def _asset(name: str) -> str:
+    """A stylesheet or script shipped beside this module."""
+    return Path(__file__).with_name(name).read_text(encoding="utf-8")
+
+
+def _e(value: Any) -> str:
+    """HTML-escaped text (quotes too, so it is safe in attributes)."""
+    return escape(str(value), quote=True)
+
+
+def _pre(text: str) -> str:
+    """A ``<pre>`` block, cut at ``_PRE_LIMIT`` characters."""
+    if len(text) > _PRE_LIMIT:
+        text = text[:_PRE_LIMIT] + f"\n… ({len(text) - _PRE_LIMIT} more characters; see raw JSON)"
+    return f"<pre>{_e(text)}</pre>"
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """A table; cells must already be HTML."""
+    thead = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{thead}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _card(label: str, value: str, kind: str = "") -> str:
+    """One summary card."""
+    return f'<div class="card {kind}"><div class="label">{_e(label)}</div><div class="value">{_e(value)}</div></div>'
+
+
+def _cards(summary: dict[str, Any]) -> str:
+    """Summary cards: counts, pass rate, duration and any extra (stability) figures."""
+    cards = [_card("Total", str(summary.get("total", 0)))]
+    for key, kind in (
+        ("passed", "passed"),
+        ("failed", "failed"),
+        ("errors", "error"),
+        ("timeouts", "timeout"),
+        ("skipped", ""),
+    ):
+        cards.append(_card(key.capitalize(), str(summary.get(key, 0)), kind))
+    cards.append(_card("Pass rate", format_percent(summary_pass_rate(summary))))
+    cards.append(_card("Duration", format_duration(summary.get("duration_ms"))))
+    for key, value in summary.items():
+        if (
+            key not in SUMMARY_KEYS
+            and isinstance(value, int | float | str)
+            and not isinstance(value, bool)
+        ):
+            shown = (
+                format_percent(value)
+                if key.endswith("pass_rate") and isinstance(value, int | float)
+                else str(value)
+            )
+            cards.append(_card(key.replace("_", " ").capitalize(), shown))
+    return '<section class="cards">' + "".join(cards) + "</section>"
+
+
+def _meta_list(data: dict[str, Any]) -> str:
+    """A mapping as a definition list (nested values as JSON)."""
+    items = "".join(
+        f"<dt>{_e(k)}</dt><dd>{_e(value_text(v, empty='-'))}</dd>" for k, v in data.items()
+    )
+    return f'<dl class="meta">{items}</dl>'
+
+
+def _badge(status: str) -> str:
+    """A coloured status badge."""
+    return f'<span class="badge s-{status}">{status}</span>'
+
+
+def _case_row(index: int, result: dict[str, Any]) -> str:
+    """One row of the filterable cases table."""
+    status = status_of(result)
+    checks = assertions_of(result)
+    passed = sum(1 for a in checks if a.get("passed"))
+    run = f" (run {_e(result['run'])})" if result.get("run") is not None else ""
+    preview = one_line(input_text(result.get("input")), 100)
+    return (
+        f'<tr data-index="{index}" data-status="{status}">'
+        f'<td class="num">{index + 1}</td>'
+        f'<td><a href="#case-{index}" data-open="case-{index}"><code>{_e(result.get("id", ""))}</code></a>{run}</td>'
+        f"<td>{_badge(status)}</td>"
+        f'<td class="num">{format_duration(result.get("duration_ms"))}</td>'
+        f'<td class="num">{f"{passed}/{len(checks)}" if checks else "-"}</td>'
+        f'<td class="preview">{_e(preview)}</td></tr>'
+    )
+
+
+def _case_table(results: list[dict[str, Any]]) -> str:
+    """The filterable cases table (rows carry ``data-index``/``data-status`` for the JS)."""
+    head = "".join(
+        f"<th>{h}</th>" for h in ("#", "ID", "Status", "Duration", "Assertions", "Input")
+    )
+    rows = "".join(_case_row(i, r) for i, r in enumerate(results))
+    return f'<table id="case-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def _assertions(result: dict[str, Any]) -> str:
+    """The assertion records with their messages."""
+    rows = []
+    for item in assertions_of(result):
+        verdict = item.get("verdict") if isinstance(item.get("verdict"), dict) else {}
+        ok = bool(item.get("passed"))
+        rows.append(
+            [
+                f"<code>{_e(item.get('type', '?'))}</code>",
+                f'<span class="{"ok" if ok else "bad"}">{"pass" if ok else "fail"}</span>',
+                _e(item.get("message") or verdict.get("reason") or ""),
+            ]
+        )
+    return _table(["Type", "Result", "Message"], rows)
+
+
+def _tool_calls(calls: list[dict[str, Any]]) -> str:
+    """Tool calls with arguments and results."""
+    rows = []
+    for index, call in enumerate(calls, 1):
+        state = (
+            f'<span class="bad">{_e(call["error"])}</span>'
+            if call.get("error")
+            else '<span class="ok">ok</span>'
+        )
+        rows.append(
+            [
+                str(index),
+                _e(call.get("server") or "-"),
+                f"<code>{_e(call.get('tool', '?'))}</code>",
+                state,
+                _pre(value_text(call.get("arguments"))),
+                _pre(value_text(call.get("result"), empty="-")),
+            ]
+        )
+    return _table(["#", "Server", "Tool", "Status", "Arguments", "Result"], rows)
+
+
+def _checkpoints(points: list[dict[str, Any]]) -> str:
+    """Checkpoint states with judge verdicts."""
+    rows = []
+    for point in points:
+        judge = (
+            point.get("agent_validation") if isinstance(point.get("agent_validation"), dict) else {}
+        )
+        message = str(point.get("message") or "")
+        if judge.get("reason"):
+            message = f"{message} (judge: {judge['reason']})".strip()
+        ok = bool(point.get("reached"))
+        rows.append(
+            [
+                f"<code>{_e(point.get('id', '?'))}</code>",
+                "yes" if point.get("required", True) else "no",
+                f'<span class="{"ok" if ok else "bad"}">{"reached" if ok else "not reached"}</span>',
+                _e(point.get("reached_at_turn") or "-"),
+                _e(message),
+            ]
+        )
+    return _table(["Checkpoint", "Required", "Reached", "Turn", "Message"], rows)
+
+
+def _transcript(turns: list[dict[str, Any]]) -> str:
+    """A dynamic case's conversation, turn by turn."""
+    items = []
+    for turn in turns:
+        reached = ", ".join(str(c) for c in turn.get("checkpoints_reached") or [])
+        head = f"Turn {_e(turn.get('turn', '?'))} · {format_duration(turn.get('duration_ms'))}"
+        if reached:
+            head += f' · <span class="ok">✓ {_e(reached)}</span>'
+        parts = [
+            f'<div class="turn-head">{head}</div>',
+            '<div class="who">User</div>' + _pre(input_text(turn.get("input"))),
+            '<div class="who">Agent</div>' + _pre(value_text(turn.get("output"))),
+        ]
+        response = turn.get("response") if isinstance(turn.get("response"), dict) else {}
+        calls = [c for c in response.get("tool_calls") or [] if isinstance(c, dict)]
+        if calls:
+            parts.append('<div class="who">Tool calls</div>' + _tool_calls(calls))
+        if turn.get("error"):
+            parts.append('<div class="who">Error</div>' + _pre(str(turn["error"])))
+        items.append("<li>" + "".join(parts) + "</li>")
+    return '<ol class="turns">' + "".join(items) + "</ol>"
+
+
+def _case_detail(index: int, result: dict[str, Any]) -> str:
+    """A collapsible section with everything about one case (open when it did not pass)."""
+    status = status_of(result)
+    run = f" run {_e(result['run'])}" if result.get("run") is not None else ""
+    body = []
+    if status != "passed" and failure_message(result):
+        body.append(
+            '<div class="error-box"><h4>Error</h4>' + _pre(failure_message(result)) + "</div>"
+        )
+    body.append("<h4>Input</h4>" + _pre(input_text(result.get("input"))))
+    body.append("<h4>Output</h4>" + _pre(value_text(result.get("output"), empty="(no output)")))
+    if result.get("expected") is not None:
+        body.append("<h4>Expected</h4>" + _pre(value_text(result["expected"])))
+    if assertions_of(result):
+        body.append("<h4>Assertions</h4>" + _assertions(result))
+    if tool_calls_of(result):
+        body.append("<h4>Tool calls</h4>" + _tool_calls(tool_calls_of(result)))
+    if checkpoints_of(result):
+        body.append("<h4>Checkpoints</h4>" + _checkpoints(checkpoints_of(result)))
+    if turns_of(result):
+        body.append("<h4>Transcript</h4>" + _transcript(turns_of(result)))
+    usage = usage_of(result)
+    if usage:
+        body.append("<h4>Usage</h4>" + _meta_list(usage))
+    body.append(
+        f'<button type="button" class="raw-toggle" data-raw="{index}">Show raw JSON</button>'
+        '<pre class="raw" hidden></pre>'
+    )
+    is_open = " open" if status != "passed" else ""
+    return (
+        f'<details class="case" id="case-{index}" data-index="{index}" data-status="{status}"{is_open}>'
+        f"<summary>{_badge(status)} <code>{_e(result.get('id', ''))}</code>{run}"
+        f'<span class="dur">{format_duration(result.get("duration_ms"))}</span></summary>'
+        f'<div class="body">{"".join(body)}</div></details>'
+    )
+
+
+def _stability(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """Stability charts (pass rate per case, duration histogram) and table."""
+    views = [stability_view(item) for item in items]
+    durations = [
+        float(r["duration_ms"])
+        for v in views
+        for r in runs_of(v.id, results)
+        if isinstance(r.get("duration_ms"), int | float)
+    ]
+    if not durations:
+        durations = [v.durations["avg"] for v in views if "avg" in v.durations]
+    rows = []
+    for view in views:
+        ci = "-"
+        if view.ci_low is not None and view.ci_high is not None:
+            ci = f"{format_percent(view.ci_low)} – {format_percent(view.ci_high)}"
+        rows.append(
+            [
+                f"<code>{_e(view.id)}</code>",
+                f"{view.passed}/{view.runs}",
+                format_percent(view.rate),
+                ci,
+                _e(format_k(view.pass_hat_k)),
+                _e(format_k(view.pass_at_k)),
+                _e(view.label),
+                format_duration(view.durations.get("avg")),
+                format_duration(view.durations.get("p95")),
+            ]
+        )
+    head = ["ID", "Passed", "Pass rate", "95% CI", "pass^k", "pass@k", "Stability", "Avg", "p95"]
+    charts = pass_rate_chart(views) + (duration_histogram(durations) if durations else "")
+    return f'<section id="stability"><h2>Stability</h2><div class="charts">{charts}</div>{_table(head, rows)}</section>'
+
+
+def _embedded(report: dict[str, Any]) -> str:
+    """The report as JSON that cannot break out of its script element."""
+    text = to_json(report)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The whole report as one self-contained HTML document."""
+    summary = report.get("summary") or {}
+    results = [r for r in report.get("results") or [] if isinstance(r, dict)]
+    stability = [s for s in report.get("stability_results") or [] if isinstance(s, dict)]
+    metadata = report.get("metadata") or {}
+    script = _asset("report.js")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
+    agent = str(summary.get("agent_id") or "agent")
+    subtitle = " · ".join(
+        _e(part) for part in (agent, summary.get("connector"), metadata.get("started_at")) if part
+    )
+    options = "".join(f'<option value="{s}">{s}</option>' for s in ("all", *STATUSES))
+    sections = [
+        f'<header><h1>Agent Eval Report</h1><p class="sub">{subtitle}</p></header>',
+        _cards(summary),
+    ]
+    if stability:
+        sections.append(_stability(stability, results))
+    sections.append(
+        '<section id="cases"><h2>Cases</h2><div class="filters">'
+        f'<label>Status <select id="status-filter">{options}</select></label>'
+        '<input type="search" id="search" placeholder="Search id, input, output, errors…" aria-label="Search">'
+        '<span class="count" id="shown-count"></span></div>' + _case_table(results) + "</section>"
+    )
+    sections.append(
+        '<section id="details"><h2>Details</h2>'
+        + "".join(_case_detail(i, r) for i, r in enumerate(results))
+        + "</section>"
+    )
+    if report.get("environment"):
+        sections.append(
+            '<section id="environment"><h2>Environment</h2>'
+            + _meta_list(report["environment"])
+            + "</section>"
+        )
+    if metadata:
+        sections.append(
+            '<section id="metadata"><h2>Metadata</h2>' + _meta_list(metadata) + "</section>"
+        )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(csp)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Agent Eval Report — {_e(agent)}</title>"
+        f"<style>{_asset('report.css')}</style></head><body>\n"
+        + "\n".join(sections)
+        + f'\n<script type="application/json" id="report-data">{_embedded(report)}</script>'
+        + f"\n<script>{script}</script>\n</body></html>\n"
+    )
+
+
+class HtmlWriter(BufferedWriter):
+    """Writes the self-contained HTML report at close."""
+
+    def render(self, report: dict[str, Any]) -> str:
+        """The report as HTML."""
+        return render_html(report)

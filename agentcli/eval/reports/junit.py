@@ -1,0 +1,96 @@
+"""JUnit XML for CI dashboards: one testcase per result (per run under ``--runs``)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from ._buffered import BufferedWriter
+from ._view import assertions_of, failure_message, status_of, value_text
+
+__all__ = ["JunitWriter", "render_junit"]
+
+# XML 1.0 allows only these characters; anything else (NUL, most C0 controls, lone
+# surrogates, U+FFFE/FFFF) makes the file unreadable, so it is dropped.
+_ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text: Any) -> str:
+    """Text safe for an XML document."""
+    return _ILLEGAL_XML.sub("", str(text))
+
+
+def _seconds(ms: Any) -> str:
+    """Milliseconds as JUnit's seconds with three decimals."""
+    number = ms if isinstance(ms, int | float) and not isinstance(ms, bool) else 0
+    return f"{number / 1000:.3f}"
+
+
+def _details(result: dict[str, Any]) -> str:
+    """The body of a failure/error element: the error and every failed assertion."""
+    lines = [str(result["error"])] if result.get("error") else []
+    for item in assertions_of(result):
+        if not item.get("passed"):
+            lines.append(f"[{item.get('type', 'assertion')}] {item.get('message') or 'failed'}")
+    return "\n".join(lines)
+
+
+def _testcase(result: dict[str, Any], classname: str) -> ET.Element:
+    """One ``<testcase>`` with its outcome element and the output as system-out."""
+    name = str(result.get("id", ""))
+    if result.get("run") is not None:
+        name += f" run {result['run']}"
+    case = ET.Element(
+        "testcase",
+        {
+            "classname": _clean(classname),
+            "name": _clean(name),
+            "time": _seconds(result.get("duration_ms")),
+        },
+    )
+    status = status_of(result)
+    message = _clean(failure_message(result))
+    if status == "failed":
+        outcome = ET.SubElement(case, "failure", {"message": message, "type": "assertion"})
+        outcome.text = _clean(_details(result))
+    elif status in ("error", "timeout"):
+        outcome = ET.SubElement(case, "error", {"message": message, "type": status})
+        outcome.text = _clean(_details(result))
+    elif status == "skipped":
+        ET.SubElement(case, "skipped", {"message": message} if message else {})
+    if result.get("output") is not None:
+        ET.SubElement(case, "system-out").text = _clean(value_text(result["output"]))
+    return case
+
+
+def render_junit(report: dict[str, Any]) -> str:
+    """The report as a JUnit XML document (``<testsuites>`` with one ``<testsuite>``)."""
+    summary = report.get("summary") or {}
+    results = [r for r in report.get("results") or [] if isinstance(r, dict)]
+    agent = str(summary.get("agent_id") or "agent")
+    statuses = [status_of(r) for r in results]
+    counts = {
+        "tests": str(len(results)),
+        "failures": str(statuses.count("failed")),
+        "errors": str(statuses.count("error") + statuses.count("timeout")),
+        "skipped": str(statuses.count("skipped")),
+        "time": _seconds(summary.get("duration_ms")),
+    }
+    root = ET.Element("testsuites", {"name": _clean(agent), **counts})
+    suite_attrs = {"name": _clean(agent), **counts}
+    started = (report.get("metadata") or {}).get("started_at")
+    if started:
+        suite_attrs["timestamp"] = _clean(started)
+    suite = ET.SubElement(root, "testsuite", suite_attrs)
+    suite.extend(_testcase(result, agent) for result in results)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+class JunitWriter(BufferedWriter):
+    """Writes the JUnit XML report at close."""
+
+    def render(self, report: dict[str, Any]) -> str:
+        """The report as JUnit XML."""
+        return render_junit(report)

@@ -1,0 +1,1 @@
+"""Models: the Model contract, offline models, the openai SDK and litellm clients."""

@@ -1,0 +1,326 @@
+"""Connector strings -> models: built-ins, ``connectors.yml`` aliases and litellm model strings.
+
+Resolution order: ``echo``; ``scripted`` / ``scripted:<file>``; ``python:<module>:<function>``;
+an alias of the first ``connectors.yml`` found (the current folder, else the folder holding
+the assistants root, else ``~/.config/agentcli/``); a ``provider/model`` string as it is.
+
+``openai/*`` models, and any connector with an ``api_base`` whose provider speaks the OpenAI
+protocol, are served by the ``openai`` SDK; every other provider by litellm. Both modules
+are imported only when such a connector is resolved. A missing API key is reported here,
+before any call, naming the variable to set — never the value of a key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from agentcli.errors import ConfigError, PackageError
+from agentcli.models.base import Model
+from agentcli.models.offline import EchoModel, FunctionModel, line_of, load_function, read_yaml
+
+__all__ = [
+    "CONNECTORS_FILE",
+    "KEY_VARIABLES",
+    "ConnectorConfig",
+    "connector_label",
+    "find_connectors_files",
+    "load_connectors_file",
+    "resolve_connector",
+]
+
+KEY_VARIABLES: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "cohere": "COHERE_API_KEY",
+}
+"""The conventional API-key variable of each provider; providers not listed need none."""
+
+# These speak their own protocol even behind a custom api_base, so litellm serves them.
+_OWN_PROTOCOL = frozenset(
+    {"anthropic", "azure", "azure_ai", "bedrock", "cohere", "gemini", "ollama", "ollama_chat"}
+    | {"vertex_ai", "huggingface", "sagemaker"}
+)
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_ENV_REF = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
+_SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
+_FIELDS = ("model", "api_base", "api_key")
+CONNECTORS_FILE = "connectors.yml"
+
+
+@dataclass(slots=True)
+class ConnectorConfig:
+    """One connector alias; string values may hold ``$ENV.NAME`` until it is resolved."""
+
+    name: str
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    options: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``connector 'x' (file:line)`` for messages."""
+        place = f" ({self.source}:{self.line})" if self.source else ""
+        return f"connector {self.name!r}{place}"
+
+
+def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
+    """Parse ``connectors.yml``: ``alias: {model, api_base?, api_key?, ...options}`` or ``alias: model``."""
+    try:
+        data, lines = read_yaml(path)
+    except PackageError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}:{line_of(lines, ())}: must be a mapping of connector names")
+    configs: dict[str, ConnectorConfig] = {}
+    for name, value in data.items():
+        name = str(name)
+        line = line_of(lines, (name,))
+        if isinstance(value, str):
+            value = {"model": value}
+        if not isinstance(value, Mapping):
+            raise ConfigError(
+                f"{path}:{line}: {name}: must be a mapping with a `model`, or a model string"
+            )
+        if not isinstance(value.get("model"), str) or not value["model"].strip():
+            raise ConfigError(
+                f"{path}:{line}: {name}.model: missing; give a litellm model string like "
+                "openai/gpt-4o-mini"
+            )
+        for key in ("api_base", "api_key"):
+            if value.get(key) is not None and not isinstance(value[key], str):
+                raise ConfigError(
+                    f"{path}:{line_of(lines, (name, key))}: {name}.{key}: must be a string"
+                )
+        configs[name] = ConnectorConfig(
+            name=name,
+            model=value["model"].strip(),
+            api_base=value.get("api_base"),
+            api_key=value.get("api_key"),
+            options={str(k): v for k, v in value.items() if k not in _FIELDS},
+            source=path,
+            line=line,
+        )
+    return configs
+
+
+def find_connectors_files(
+    cwd: Path | None = None, assistants_root: Path | None = None
+) -> list[Path]:
+    """The ``connectors.yml`` files that exist, in search order (the first one is used)."""
+    candidates = [(cwd or Path.cwd()) / CONNECTORS_FILE]
+    if assistants_root is not None:
+        candidates.append(assistants_root.parent / CONNECTORS_FILE)
+    candidates.append(Path.home() / ".config" / "agentcli" / CONNECTORS_FILE)
+    found: list[Path] = []
+    for path in candidates:
+        if path.is_file() and all(path.resolve() != p.resolve() for p in found):
+            found.append(path)
+    return found
+
+
+def connector_label(spec: str) -> str:
+    """The connector as reports show it: the spec string, with anything key-like masked."""
+    return _SECRET.sub("sk-***", spec.strip())
+
+
+def resolve_connector(
+    spec: str,
+    *,
+    package_dir: Path | None = None,
+    cwd: Path | None = None,
+    assistants_root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Model:
+    """Turn a connector string into a ready model; configuration problems raise ``ConfigError``."""
+    spec = spec.strip()
+    env = os.environ if env is None else env
+    cwd = cwd or Path.cwd()
+    if not spec:
+        raise ConfigError("no connector given", hint="use -c echo, -c scripted or a model name")
+    if spec == "echo":
+        return EchoModel()
+    if spec == "scripted" or spec.startswith("scripted:"):
+        from agentcli.models.scripted import ScriptedModel
+
+        return ScriptedModel.from_file(_scripted_file(spec, package_dir, cwd))
+    if spec.startswith("python:"):
+        return _function_model(spec, package_dir)
+    files = find_connectors_files(cwd, assistants_root)
+    aliases = load_connectors_file(files[0]) if files else {}
+    if spec in aliases:
+        return _build(aliases[spec], env)
+    if "/" in spec:
+        return _build(ConnectorConfig(name=spec, model=spec), env)
+    raise _unknown(spec, aliases, files, cwd, assistants_root)
+
+
+def _scripted_file(spec: str, package_dir: Path | None, cwd: Path) -> Path:
+    name = spec.partition(":")[2].strip()
+    if spec == "scripted" or not name:
+        bases, name = [package_dir or cwd], "scripted.yml"
+    else:
+        bases = [base for base in (package_dir, cwd) if base is not None]
+    tried: list[str] = []
+    escaped = False
+    for base in bases:
+        root = base.resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            escaped = True
+        elif path.is_file():
+            return path
+        else:
+            tried.append(str(path))
+    if escaped and not tried:
+        raise ConfigError(
+            f"connector {spec!r}: {name} is outside the package and the current folder",
+            hint="keep scripted rule files inside the assistant package (no ../ or absolute paths)",
+        )
+    raise ConfigError(
+        f"connector {spec!r}: rule file not found (looked for {', '.join(tried)})",
+        hint="create it with a `rules:` list, or pick another connector with -c",
+    )
+
+
+def _function_model(spec: str, package_dir: Path | None) -> FunctionModel:
+    parts = spec.split(":")
+    if len(parts) != 3 or not parts[1].strip() or not parts[2].strip():
+        raise ConfigError(
+            f"connector {spec!r}: expected python:<module>:<function>, e.g. python:models.fake:reply"
+        )
+    if package_dir is None:
+        raise ConfigError(
+            f"connector {spec!r} needs an assistant package: the module is looked up in its src/"
+        )
+    function = load_function(package_dir / "src", parts[1].strip(), parts[2].strip())
+    return FunctionModel(function, name=spec)
+
+
+def _expand(value: Any, key: str, config: ConnectorConfig, env: Mapping[str, str]) -> Any:
+    """Substitute ``$ENV.NAME`` in every string of ``value``; unset -> ``ConfigError``."""
+    if isinstance(value, Mapping):
+        return {k: _expand(v, f"{key}.{k}", config, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, key, config, env) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(found: re.Match[str]) -> str:
+        variable = found.group(1)
+        if variable not in env:
+            raise ConfigError(
+                f"{config.where}: {key} uses $ENV.{variable}, which is not set",
+                hint=f"export {variable}=... or edit {config.source or 'the connector'}",
+            )
+        return env[variable]
+
+    return _ENV_REF.sub(substitute, value)
+
+
+def _api_key(
+    config: ConnectorConfig, provider: str, api_base: str | None, env: Mapping[str, str]
+) -> str | None:
+    """The key to send, or None when the endpoint needs none; a missing key is an error."""
+    if config.api_key is not None and config.api_key.strip().lower() != "none":
+        key = _expand(config.api_key.strip(), "api_key", config, env)
+        if not key:
+            raise ConfigError(f"{config.where}: api_key is empty", hint=f"check {config.source}")
+        return key
+    if config.api_key is not None or provider not in KEY_VARIABLES:
+        return None
+    if api_base and (urlparse(api_base).hostname or "") in _LOOPBACK:
+        return None
+    variable = KEY_VARIABLES[provider]
+    if env.get(variable):
+        return env[variable]
+    raise ConfigError(
+        f"{config.where} needs an API key: {variable} is not set",
+        hint=f"export {variable}=<your key>, or add `api_key: $ENV.{variable}` to the "
+        f"connector in {CONNECTORS_FILE}",
+    )
+
+
+def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
+    """Construct the network model of a connector (its client module imported only now)."""
+    model = _expand(config.model, "model", config, env)
+    api_base = _expand(config.api_base, "api_base", config, env) or None
+    options = _expand(config.options, "options", config, env)
+    prefix, slash, bare = model.partition("/")
+    provider = prefix if slash else ""
+    openai_sdk = provider == "openai" or (api_base is not None and provider not in _OWN_PROTOCOL)
+    kwargs: dict[str, Any] = {
+        "api_base": api_base,
+        "api_key": _api_key(config, provider or ("openai" if openai_sdk else ""), api_base, env),
+    }
+    if "timeout" in options:
+        timeout = options.pop("timeout")
+        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+            raise ConfigError(f"{config.where}: timeout must be a number of seconds > 0")
+        kwargs["timeout"] = float(timeout)
+    if "retry" in options:
+        kwargs["retry"] = _retry_policy(options.pop("retry"), config)
+    kwargs["extra"] = options
+    if openai_sdk:
+        from agentcli.models.openai_model import OpenAICompatModel
+
+        return OpenAICompatModel(bare if slash else model, provider=provider or "openai", **kwargs)
+    from agentcli.models.litellm_model import LiteLLMModel
+
+    return LiteLLMModel(model, **kwargs)
+
+
+def _retry_policy(value: Any, config: ConnectorConfig) -> Any:
+    """``retry: 3`` (attempts) or ``retry: {max_attempts, base_delay, max_delay, jitter}``."""
+    from agentcli.models.retry import RetryPolicy
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = {"max_attempts": value}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{config.where}: retry must be a number of attempts or a mapping")
+    try:
+        return RetryPolicy(**value)
+    except TypeError as exc:
+        raise ConfigError(f"{config.where}: retry: {exc}") from None
+
+
+def _unknown(
+    spec: str,
+    aliases: dict[str, ConnectorConfig],
+    files: list[Path],
+    cwd: Path,
+    assistants_root: Path | None,
+) -> ConfigError:
+    close = difflib.get_close_matches(spec, [*aliases, "echo", "scripted"], n=1)
+    message = f"unknown connector {spec!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if aliases:
+        message += f"; aliases in {files[0]}: {', '.join(sorted(aliases))}"
+    else:
+        looked = [cwd / CONNECTORS_FILE]
+        if assistants_root is not None:
+            looked.append(assistants_root.parent / CONNECTORS_FILE)
+        looked.append(Path.home() / ".config" / "agentcli" / CONNECTORS_FILE)
+        message += f"; no aliases defined (looked for {', '.join(map(str, looked))})"
+    return ConfigError(
+        message,
+        hint="use echo, scripted, scripted:<file>, python:<module>:<function>, an alias from "
+        f"{CONNECTORS_FILE}, or a litellm model string like openai/gpt-4o-mini",
+    )

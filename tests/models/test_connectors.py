@@ -1,0 +1,487 @@
+"""Connector resolution: built-ins, connectors.yml aliases, $ENV, API-key checks, errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentcli.errors import ConfigError
+from agentcli.models.base import collect
+from agentcli.models.connectors import (
+    ConnectorConfig,
+    connector_label,
+    find_connectors_files,
+    load_connectors_file,
+    resolve_connector,
+)
+from agentcli.models.offline import EchoModel, FunctionModel
+from agentcli.models.scripted import ScriptedModel
+
+openai_model = pytest.importorskip(
+    "agentcli.models.openai_model", reason="openai_model.py is written by another engineer"
+)
+litellm_model = pytest.importorskip(
+    "agentcli.models.litellm_model", reason="litellm_model.py is written by another engineer"
+)
+OpenAICompatModel = openai_model.OpenAICompatModel
+LiteLLMModel = litellm_model.LiteLLMModel
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch) -> Path:
+    """Never read the real ~/.config/agentcli/connectors.yml."""
+    path = tmp_path / "home"
+    path.mkdir()
+    monkeypatch.setenv("HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path) -> dict[str, Path]:
+    root = tmp_path / "proj"
+    package = root / "assistants" / "demo"
+    package.mkdir(parents=True)
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    return {"root": root, "assistants": root / "assistants", "package": package, "cwd": cwd}
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def resolve(spec: str, project: dict[str, Path], env: dict[str, str] | None = None, **kwargs):
+    options = {
+        "package_dir": project["package"],
+        "cwd": project["cwd"],
+        "assistants_root": project["assistants"],
+        "env": env if env is not None else {},
+    }
+    options.update(kwargs)
+    return resolve_connector(spec, **options)
+
+
+# -- built-ins ----------------------------------------------------------------------
+
+
+def test_echo(project):
+    assert isinstance(resolve(" echo ", project), EchoModel)
+
+
+def test_empty_spec_is_an_error(project):
+    with pytest.raises(ConfigError, match="no connector given"):
+        resolve("  ", project)
+
+
+async def test_scripted_uses_the_package_file(project):
+    path = write(project["package"] / "scripted.yml", "rules:\n  - say: from package\n")
+    model = resolve("scripted", project)
+    assert isinstance(model, ScriptedModel) and model.source == str(path.resolve())
+    assert (await collect(model, [{"role": "user", "content": "x"}])).content == "from package"
+
+
+def test_scripted_without_package_uses_the_current_folder(project):
+    path = write(project["cwd"] / "scripted.yml", "rules: []\n")
+    assert resolve("scripted", project, package_dir=None).source == str(path.resolve())
+
+
+def test_scripted_default_file_missing(project):
+    with pytest.raises(ConfigError) as caught:
+        resolve("scripted", project)
+    expected = project["package"].resolve() / "scripted.yml"
+    assert caught.value.message == (
+        f"connector 'scripted': rule file not found (looked for {expected})"
+    )
+
+
+def test_scripted_file_relative_to_package_then_cwd(project):
+    in_package = write(project["package"] / "rules/a.yml", "rules: []\n")
+    in_cwd = write(project["cwd"] / "b.yml", "rules: []\n")
+    assert resolve("scripted:rules/a.yml", project).source == str(in_package.resolve())
+    assert resolve("scripted:b.yml", project).source == str(in_cwd.resolve())
+    absolute = resolve(f"scripted:{in_package.resolve()}", project)
+    assert absolute.source == str(in_package.resolve())
+
+
+def test_scripted_file_not_found_lists_both_places(project):
+    with pytest.raises(ConfigError) as caught:
+        resolve("scripted:nope.yml", project)
+    package, cwd = project["package"].resolve(), project["cwd"].resolve()
+    assert caught.value.message == (
+        f"connector 'scripted:nope.yml': rule file not found "
+        f"(looked for {package / 'nope.yml'}, {cwd / 'nope.yml'})"
+    )
+
+
+@pytest.mark.parametrize("name", ["../outside.yml", "../../outside.yml", "/etc/passwd"])
+def test_scripted_path_escape_is_rejected(project, tmp_path, name):
+    write(project["package"].parent / "outside.yml", "rules: []\n")
+    write(tmp_path / "outside.yml", "rules: []\n")
+    with pytest.raises(ConfigError) as caught:
+        resolve(f"scripted:{name}", project, cwd=project["package"])
+    assert caught.value.message == (
+        f"connector 'scripted:{name}': {name} is outside the package and the current folder"
+    )
+
+
+def test_scripted_bad_rule_file_is_a_package_error(project):
+    from agentcli.errors import PackageError
+
+    write(project["package"] / "scripted.yml", "rules: 3\n")
+    with pytest.raises(PackageError, match=r"scripted\.yml:1: rules: `rules` must be a list"):
+        resolve("scripted", project)
+
+
+async def test_python_function_model(project):
+    write(
+        project["package"] / "src/models/fake.py",
+        "def reply(messages, tools, settings):\n    return 'fake: ' + messages[-1]['content']\n",
+    )
+    model = resolve("python:models.fake:reply", project)
+    assert isinstance(model, FunctionModel) and model.name == "python:models.fake:reply"
+    assert (await collect(model, [{"role": "user", "content": "hi"}])).content == "fake: hi"
+
+
+@pytest.mark.parametrize("spec", ["python:models.fake", "python::reply", "python:a:b:c"])
+def test_python_spec_must_have_module_and_function(project, spec):
+    with pytest.raises(ConfigError, match="expected python:<module>:<function>"):
+        resolve(spec, project)
+
+
+def test_python_needs_a_package(project):
+    with pytest.raises(ConfigError, match="needs an assistant package"):
+        resolve("python:models.fake:reply", project, package_dir=None)
+
+
+def test_python_missing_module_names_the_file(project):
+    with pytest.raises(ConfigError) as caught:
+        resolve("python:models.fake:reply", project)
+    assert str(project["package"] / "src/models/fake.py") in caught.value.message
+
+
+# -- connectors.yml -----------------------------------------------------------------
+
+ALIASES = """\
+gpt-4o: {model: openai/gpt-4o, api_key: $ENV.MY_OPENAI_KEY}
+deepseek.v3: {model: deepseek/deepseek-chat}
+local: {model: openai/qwen3, api_base: "http://127.0.0.1:8000/v1", api_key: none, temperature: 0}
+"""
+
+
+def test_find_connectors_files_order(project, home):
+    assert find_connectors_files(project["cwd"], project["assistants"]) == []
+    in_home = write(home / ".config/agentcli/connectors.yml", "{}\n")
+    in_root = write(project["root"] / "connectors.yml", "{}\n")
+    in_cwd = write(project["cwd"] / "connectors.yml", "{}\n")
+    assert find_connectors_files(project["cwd"], project["assistants"]) == [
+        in_cwd,
+        in_root,
+        in_home,
+    ]
+    assert find_connectors_files(project["root"], project["assistants"]) == [in_root, in_home]
+    assert find_connectors_files(project["cwd"]) == [in_cwd, in_home]
+
+
+@pytest.mark.parametrize("place", ["cwd", "root", "home"])
+def test_alias_found_in_each_place(project, home, place):
+    folder = {"cwd": project["cwd"], "root": project["root"], "home": home / ".config/agentcli"}
+    write(folder[place] / "connectors.yml", ALIASES)
+    model = resolve("gpt-4o", project, env={"MY_OPENAI_KEY": SECRET})
+    assert isinstance(model, OpenAICompatModel)
+    assert (model.name, model.provider, model.api_key) == ("gpt-4o", "openai", SECRET)
+
+
+def test_first_file_found_wins(project, home):
+    write(project["cwd"] / "connectors.yml", "fast: {model: ollama/llama3}\n")
+    write(project["root"] / "connectors.yml", "fast: {model: ollama/mistral}\nother: ollama/x\n")
+    model = resolve("fast", project)
+    assert isinstance(model, LiteLLMModel) and model.model == "ollama/llama3"
+    with pytest.raises(ConfigError, match=r"unknown connector 'other'"):
+        resolve("other", project)
+
+
+def test_env_substitution_in_every_string(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        """\
+        remote:
+          model: openai/$ENV.MODEL_NAME
+          api_base: "https://$ENV.HOST/v1"
+          api_key: $ENV.REMOTE_KEY
+          headers: {x-team: "$ENV.TEAM"}
+        """,
+    )
+    env = {"MODEL_NAME": "qwen3", "HOST": "llm.example", "REMOTE_KEY": SECRET, "TEAM": "blue"}
+    model = resolve("remote", project, env=env)
+    assert isinstance(model, OpenAICompatModel)
+    assert (model.name, model.api_base, model.api_key) == (
+        "qwen3",
+        "https://llm.example/v1",
+        SECRET,
+    )
+    assert model.extra == {"headers": {"x-team": "blue"}}
+
+
+def test_unset_env_in_api_key_names_variable_and_file(project):
+    path = write(project["cwd"] / "connectors.yml", ALIASES)
+    with pytest.raises(ConfigError) as caught:
+        resolve("gpt-4o", project, env={"OPENAI_API_KEY": SECRET})
+    assert caught.value.message == (
+        f"connector 'gpt-4o' ({path}:1): api_key uses $ENV.MY_OPENAI_KEY, which is not set"
+    )
+    assert caught.value.hint == f"export MY_OPENAI_KEY=... or edit {path}"
+    assert SECRET not in str(caught.value)
+
+
+def test_unset_env_elsewhere_is_an_error_without_leaking_the_key(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        "r: {model: openai/x, api_base: $ENV.BASE, api_key: $ENV.K}\n",
+    )
+    with pytest.raises(ConfigError, match=r"api_base uses \$ENV\.BASE, which is not set") as caught:
+        resolve("r", project, env={"K": SECRET})
+    assert SECRET not in str(caught.value)
+
+
+def test_empty_api_key_from_env(project):
+    write(project["cwd"] / "connectors.yml", ALIASES)
+    with pytest.raises(ConfigError, match=r"connector 'gpt-4o' \(.*:1\): api_key is empty"):
+        resolve("gpt-4o", project, env={"MY_OPENAI_KEY": ""})
+
+
+def test_local_server_with_api_key_none(project):
+    write(project["cwd"] / "connectors.yml", ALIASES)
+    model = resolve("local", project, env={})
+    assert isinstance(model, OpenAICompatModel)
+    assert (model.name, model.api_base) == ("qwen3", "http://127.0.0.1:8000/v1")
+    assert model.api_key in (None, "none")
+    assert model.extra == {"temperature": 0}
+
+
+def test_loopback_server_needs_no_key(project):
+    write(
+        project["cwd"] / "connectors.yml", "l: {model: qwen3, api_base: 'http://localhost:9/v1'}\n"
+    )
+    model = resolve("l", project, env={})
+    assert isinstance(model, OpenAICompatModel) and model.name == "qwen3"
+
+
+def test_remote_api_base_without_key_names_the_variable(project):
+    write(
+        project["cwd"] / "connectors.yml", "r: {model: qwen3, api_base: 'https://x.example/v1'}\n"
+    )
+    with pytest.raises(ConfigError, match=r"needs an API key: OPENAI_API_KEY is not set"):
+        resolve("r", project, env={})
+
+
+def test_openai_compatible_provider_behind_api_base(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        "ds: {model: deepseek/deepseek-chat, api_base: 'https://api.deepseek.com'}\n"
+        "claude: {model: anthropic/claude-x, api_base: 'https://proxy.example'}\n",
+    )
+    model = resolve("ds", project, env={"DEEPSEEK_API_KEY": SECRET})
+    assert isinstance(model, OpenAICompatModel)
+    assert (model.name, model.provider, model.api_key) == ("deepseek-chat", "deepseek", SECRET)
+    with pytest.raises(ConfigError, match="DEEPSEEK_API_KEY is not set"):
+        resolve("ds", project, env={"OPENAI_API_KEY": SECRET})
+    # anthropic speaks its own protocol, so litellm serves it even behind an api_base
+    claude = resolve("claude", project, env={"ANTHROPIC_API_KEY": SECRET})
+    assert isinstance(claude, LiteLLMModel) and claude.api_base == "https://proxy.example"
+
+
+def test_alias_without_key_uses_the_provider_variable(project):
+    write(project["cwd"] / "connectors.yml", ALIASES)
+    model = resolve("deepseek.v3", project, env={"DEEPSEEK_API_KEY": SECRET})
+    assert isinstance(model, LiteLLMModel)
+    assert (model.model, model.api_key) == ("deepseek/deepseek-chat", SECRET)
+
+
+def test_options_timeout_and_retry(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        """\
+        a: {model: ollama/llama3, timeout: 30, retry: 2, num_ctx: 8192}
+        b: {model: ollama/llama3, retry: {max_attempts: 1, base_delay: 0}}
+        c: {model: ollama/llama3, retry: {tries: 3}}
+        d: {model: ollama/llama3, timeout: soon}
+        """,
+    )
+    a = resolve("a", project)
+    assert (a.timeout, a.retry.max_attempts, a.extra) == (30.0, 2, {"num_ctx": 8192})
+    b = resolve("b", project)
+    assert (b.retry.max_attempts, b.retry.base_delay) == (1, 0)
+    with pytest.raises(ConfigError, match=r"connector 'c' \(.*:3\): retry: .*'tries'"):
+        resolve("c", project)
+    with pytest.raises(ConfigError, match=r"connector 'd' \(.*:4\): timeout must be a number"):
+        resolve("d", project)
+
+
+# -- plain model strings and API keys --------------------------------------------------
+
+
+def test_openai_model_string_uses_the_openai_sdk(project):
+    model = resolve("openai/gpt-4o-mini", project, env={"OPENAI_API_KEY": SECRET})
+    assert isinstance(model, OpenAICompatModel)
+    assert (model.name, model.provider, model.api_key, model.api_base) == (
+        "gpt-4o-mini",
+        "openai",
+        SECRET,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "variable"),
+    [
+        ("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic/claude-3-5-haiku", "ANTHROPIC_API_KEY"),
+        ("deepseek/deepseek-chat", "DEEPSEEK_API_KEY"),
+        ("gemini/gemini-2.0-flash", "GEMINI_API_KEY"),
+        ("mistral/mistral-small", "MISTRAL_API_KEY"),
+        ("groq/llama3-8b", "GROQ_API_KEY"),
+        ("together_ai/meta/llama", "TOGETHERAI_API_KEY"),
+        ("openrouter/openai/gpt-4o", "OPENROUTER_API_KEY"),
+        ("azure/my-deployment", "AZURE_API_KEY"),
+        ("cohere/command-r", "COHERE_API_KEY"),
+    ],
+)
+def test_missing_key_names_the_variable(project, spec, variable):
+    with pytest.raises(ConfigError) as caught:
+        resolve(spec, project, env={"UNRELATED": SECRET})
+    assert caught.value.message == f"connector {spec!r} needs an API key: {variable} is not set"
+    assert caught.value.hint == (
+        f"export {variable}=<your key>, or add `api_key: $ENV.{variable}` to the connector "
+        "in connectors.yml"
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_key_from_environment_is_passed_to_litellm(project):
+    model = resolve("anthropic/claude-3-5-haiku", project, env={"ANTHROPIC_API_KEY": SECRET})
+    assert isinstance(model, LiteLLMModel)
+    assert (model.model, model.api_key) == ("anthropic/claude-3-5-haiku", SECRET)
+
+
+@pytest.mark.parametrize("spec", ["ollama/llama3", "bedrock/anthropic.claude", "hosted_vllm/x"])
+def test_providers_without_a_key_variable(project, spec):
+    model = resolve(spec, project, env={})
+    assert isinstance(model, LiteLLMModel) and model.api_key is None
+
+
+def test_env_defaults_to_os_environ(project, monkeypatch):
+    monkeypatch.setenv("GROQ_API_KEY", SECRET)
+    model = resolve_connector("groq/llama3-8b", cwd=project["cwd"])
+    assert isinstance(model, LiteLLMModel) and model.api_key == SECRET
+
+
+# -- unknown names and bad files ------------------------------------------------------
+
+
+def test_unknown_name_suggests_an_alias(project):
+    path = write(project["cwd"] / "connectors.yml", ALIASES)
+    with pytest.raises(ConfigError) as caught:
+        resolve("gpt4o", project)
+    assert caught.value.message == (
+        f"unknown connector 'gpt4o' (did you mean 'gpt-4o'?); aliases in {path}: "
+        "deepseek.v3, gpt-4o, local"
+    )
+    assert "openai/gpt-4o-mini" in (caught.value.hint or "")
+
+
+def test_unknown_name_without_connectors_file(project, home):
+    with pytest.raises(ConfigError) as caught:
+        resolve("ecko", project)
+    assert caught.value.message == (
+        "unknown connector 'ecko' (did you mean 'echo'?); no aliases defined (looked for "
+        f"{project['cwd'] / 'connectors.yml'}, {project['root'] / 'connectors.yml'}, "
+        f"{home / '.config/agentcli/connectors.yml'})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- a\n- b\n", "{path}:1: must be a mapping of connector names"),
+        (
+            "a: {model: openai/x}\nb: {api_key: k}\n",
+            "{path}:2: b.model: missing; give a litellm model string like openai/gpt-4o-mini",
+        ),
+        ("a:\n  model: openai/x\n  api_key: 123\n", "{path}:3: a.api_key: must be a string"),
+        ("a: [1]\n", "{path}:1: a: must be a mapping with a `model`, or a model string"),
+        (
+            "a: {model: openai/x\n",
+            "{path}:2:1: invalid YAML: expected ',' or '}}', but got '<stream end>'",
+        ),
+        (
+            "a: !!python/name:os.system\n",
+            "{path}:1:4: invalid YAML: could not determine a constructor for the tag 'tag:yaml.org,2002:python/name:os.system'",
+        ),
+    ],
+)
+def test_bad_connectors_file(tmp_path, text, expected):
+    path = write(tmp_path / "connectors.yml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_connectors_file(path)
+    assert caught.value.message == expected.format(path=path)
+
+
+def test_load_connectors_file_shapes(tmp_path):
+    path = write(
+        tmp_path / "connectors.yml",
+        "fast: openai/gpt-4o-mini\nslow:\n  model: anthropic/claude\n  api_key: $ENV.K\n  top_p: 1\n",
+    )
+    configs = load_connectors_file(path)
+    assert configs["fast"] == ConnectorConfig(
+        name="fast", model="openai/gpt-4o-mini", source=path, line=1
+    )
+    slow = configs["slow"]
+    assert (slow.model, slow.api_key, slow.options, slow.line) == (
+        "anthropic/claude",
+        "$ENV.K",
+        {"top_p": 1},
+        2,
+    )
+    assert load_connectors_file(write(tmp_path / "empty.yml", "")) == {}
+
+
+def test_config_repr_hides_the_key():
+    config = ConnectorConfig(name="x", model="openai/x", api_key=SECRET)
+    assert SECRET not in repr(config)
+
+
+def test_connector_label():
+    assert connector_label(" openai/gpt-4o ") == "openai/gpt-4o"
+    assert connector_label(f"weird-{SECRET}") == "weird-sk-***"
+
+
+def test_offline_resolution_imports_no_network_client(tmp_path):
+    write(tmp_path / "scripted.yml", "rules:\n  - say: hi\n")
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from agentcli.models.connectors import resolve_connector
+        resolve_connector("echo", cwd=Path({str(tmp_path)!r}))
+        resolve_connector("scripted", cwd=Path({str(tmp_path)!r}))
+        heavy = ["litellm", "openai", "jinja2", "agentcli.models.openai_model",
+                 "agentcli.models.litellm_model"]
+        print([name for name in heavy if name in sys.modules])
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.stdout.strip() == "[]"
