@@ -1,0 +1,213 @@
+"""Turn an exception from the openai SDK, litellm or the transport into our ``ModelError``s.
+
+litellm's exceptions subclass the openai SDK's, so one mapping serves both; it is keyed
+on the SDK's classes and status codes, with litellm's finer classes recognised by name so
+litellm is never imported here. Messages are one line, name the provider and model, and
+never carry an API key: the caller's secrets and anything shaped like a key or a bearer
+token are redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from agentcli.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ModelError,
+    ModelTimeout,
+    ProviderError,
+    RateLimited,
+)
+from agentcli.models.retry import parse_retry_after
+
+__all__ = ["map_error", "redact"]
+
+_MAX_DETAIL = 300
+_REDACTED = "[redacted]"
+_SECRET_PATTERNS = [
+    re.compile(r"(?i)\bbearer\s+[^\s\"',;]+"),
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|access[_-]?token|secret|password|authorization|x-api-key)"
+        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,;}]+"
+    ),
+    # Long mixed letter-and-digit runs: opaque keys of providers we do not know by prefix.
+    re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{32,}\b"),
+]
+# Wrapper prefixes litellm and the SDK stack in front of the provider's own words.
+_PREFIX = re.compile(
+    r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception|Timeout):\s*|\w+Exception\s*-\s*|"
+    r"Error code:\s*\d+\s*-\s*)"
+)
+_CONTEXT_WORDS = ("context length", "context window", "maximum context", "too many tokens")
+_CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}
+_CONTENT_CODES = {"content_filter", "content_policy_violation"}
+_KEY_HINT = "check the API key configured for this connector"
+# litellm reports a client that could not be built for want of a key as a 500.
+_MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set")
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Replace the given secrets and anything shaped like a key or token."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, _REDACTED)
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(
+            lambda m: (m.group(1) if m.groups() else "") + _REDACTED,
+            text,
+        )
+    return text
+
+
+def map_error(
+    exc: BaseException,
+    *,
+    provider: str,
+    model: str,
+    secrets: Iterable[str | None] = (),
+    timeout: float | None = None,
+) -> ModelError:
+    """The ``ModelError`` for ``exc``, with a one-line, key-free message."""
+    if isinstance(exc, ModelError):
+        return exc
+    secrets = list(secrets)
+    label = f"{provider} model {model!r}"
+
+    def build(cls: type[ModelError], summary: str, detail: str = "", **kwargs: Any) -> ModelError:
+        text = f"{label}: {summary}" + (f": {detail}" if detail else "")
+        return cls(_one_line(redact(text, secrets)), **kwargs)
+
+    if _missing_key(_detail(exc).lower()):
+        return build(AuthenticationError, "no API key", hint=_KEY_HINT)
+    openai = sys.modules.get("openai")
+    names = {klass.__name__ for klass in type(exc).__mro__}
+    if openai is not None and isinstance(exc, openai.APIStatusError):
+        return _from_status(exc, build, names)
+    if (openai is not None and isinstance(exc, openai.APITimeoutError)) or (
+        names & {"TimeoutError", "TimeoutException"}
+    ):
+        within = f" within {timeout:g}s" if timeout else ""
+        return build(ModelTimeout, f"no response{within}", hint="raise the timeout or retry later")
+    if openai is not None and isinstance(exc, openai.APIConnectionError):
+        return build(ProviderError, "connection failed", _cause(exc), retryable=True)
+    if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
+        return build(ProviderError, "connection failed", _detail(exc), retryable=True)
+    if isinstance(exc, json.JSONDecodeError):
+        return build(ProviderError, "the response is not valid JSON", _detail(exc), retryable=True)
+    if openai is not None and isinstance(exc, openai.APIError):
+        return build(ProviderError, "the provider reported an error", _detail(exc), retryable=True)
+    return build(ProviderError, f"unexpected {type(exc).__name__}", _detail(exc), retryable=False)
+
+
+def _from_status(exc: Any, build: Any, names: set[str]) -> ModelError:
+    """Map an HTTP status error (openai ``APIStatusError`` or a litellm subclass)."""
+    status = int(getattr(exc, "status_code", 0) or 0)
+    detail = _detail(exc)
+    code = str(getattr(exc, "code", None) or "").lower()
+    lowered = detail.lower()
+    kwargs: dict[str, Any] = {"status_code": status}
+    http = f"(HTTP {status})"
+    if status == 429 or "RateLimitError" in names:
+        return build(
+            RateLimited, f"rate limited {http}", detail, retry_after=_retry_after(exc), **kwargs
+        )
+    if status in (401, 403) or "AuthenticationError" in names:
+        what = "authentication failed" if status != 403 else "permission denied"
+        return build(
+            AuthenticationError,
+            f"{what} {http}",
+            detail,
+            hint=_KEY_HINT,
+            **kwargs,
+        )
+    if (
+        "ContextWindowExceededError" in names
+        or code in _CONTEXT_CODES
+        or any(w in lowered for w in _CONTEXT_WORDS)
+    ):
+        return build(
+            BadRequestError,
+            f"the conversation exceeds the model's context window {http}",
+            detail,
+            hint="shorten the conversation or use a model with a larger context",
+            **kwargs,
+        )
+    if "ContentPolicyViolationError" in names or code in _CONTENT_CODES:
+        return build(
+            BadRequestError, f"blocked by the provider's content filter {http}", detail, **kwargs
+        )
+    if status == 408:
+        return build(ModelTimeout, f"the provider timed out {http}", detail, **kwargs)
+    if status == 404:
+        return build(
+            BadRequestError,
+            f"not found {http}",
+            detail,
+            hint="check the model name and api_base",
+            **kwargs,
+        )
+    if status >= 500 or status == 409 or not status:
+        return build(
+            ProviderError,
+            f"server error {http}",
+            detail,
+            retryable=True,
+            retry_after=_retry_after(exc),
+            **kwargs,
+        )
+    return build(BadRequestError, f"request rejected {http}", detail, **kwargs)
+
+
+def _missing_key(lowered_detail: str) -> bool:
+    """True when the error says no API key was given at all."""
+    return any(words in lowered_detail for words in _MISSING_KEY_WORDS)
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds from the error's ``retry-after-ms`` or ``Retry-After`` header, if any."""
+    headers: Any = getattr(getattr(exc, "response", None), "headers", None) or getattr(
+        exc, "headers", None
+    )
+    if not headers:
+        return None
+    getter = headers.get
+    millis = getter("retry-after-ms") or getter("Retry-After-Ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    return parse_retry_after(getter("retry-after") or getter("Retry-After"))
+
+
+def _detail(exc: BaseException) -> str:
+    """The provider's own words, without the wrappers stacked in front of them."""
+    text = str(getattr(exc, "message", None) or exc or "")
+    # litellm repeats the whole chain after this marker.
+    text = text.split(" Original exception:", 1)[0].strip()
+    while (stripped := _PREFIX.sub("", text, count=1)) != text:
+        text = stripped.strip()
+    return text
+
+
+def _cause(exc: BaseException) -> str:
+    """The transport error under an SDK connection error, by type name."""
+    cause = exc.__cause__ or exc.__context__
+    detail = _detail(exc)
+    if cause is None:
+        return detail
+    own = str(cause).strip()
+    return f"{detail} ({type(cause).__name__}{': ' + own if own else ''})"
+
+
+def _one_line(text: str) -> str:
+    """Collapse whitespace and cap the length."""
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 1] + "…"

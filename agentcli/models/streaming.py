@@ -1,0 +1,211 @@
+"""What the openai SDK and litellm models share: the request and the chunk assembly.
+
+Both clients stream OpenAI-shaped chunks (``choices[0].delta`` with ``content``,
+``reasoning_content`` and index-keyed ``tool_calls`` fragments, then ``finish_reason`` and
+a last chunk with ``usage``), as SDK objects or as dicts; ``StreamAssembler`` turns them
+into our stream parts and the final ``ModelResponse``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.errors import ProviderError
+from agentcli.models.base import (
+    ModelResponse,
+    ModelSettings,
+    StreamPart,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    Usage,
+)
+
+__all__ = ["StreamAssembler", "chat_request", "token_cost"]
+
+_FINISH_REASONS = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "tool_use": "tool_calls",
+    "length": "length",
+    "max_tokens": "length",
+    "content_filter": "content_filter",
+}
+
+
+def chat_request(
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    settings: ModelSettings,
+    extra: dict[str, Any],
+    default_timeout: float,
+) -> tuple[dict[str, Any], float]:
+    """Streaming chat-completion options and the timeout; settings override ``extra``."""
+    options = {**extra, **settings.to_dict()}
+    timeout = float(options.pop("timeout", None) or default_timeout)
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if tools:
+        request["tools"] = tools
+    else:
+        # Providers reject a tool_choice without tools.
+        options.pop("tool_choice", None)
+        options.pop("parallel_tool_calls", None)
+    request.update(options)
+    return request, timeout
+
+
+def token_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    """Cost from litellm's table when litellm is already loaded and knows the model."""
+    litellm = sys.modules.get("litellm")
+    if litellm is None or not (input_tokens or output_tokens):
+        return None
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
+        )
+    except Exception:
+        # Unknown models raise; cost then stays unknown rather than wrong.
+        return None
+    return float(prompt_cost) + float(completion_cost)
+
+
+def _get(obj: Any, name: str) -> Any:
+    """A field of an SDK object or a dict (None when absent)."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class StreamAssembler:
+    """Feed chunks in order; collect the parts to yield; ``finish()`` builds the response."""
+
+    def __init__(self, provider: str, model: str, *, cost_model: str | None = None) -> None:
+        self.provider = provider
+        self.model = model
+        self._cost_model = cost_model or model
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._calls: dict[int, _PendingCall] = {}
+        self._slots: dict[int, int] = {}
+        self._finish: str | None = None
+        self._input_tokens = 0
+        self._output_tokens = 0
+
+    def feed(self, chunk: Any) -> list[StreamPart]:
+        """The stream parts carried by one chunk."""
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            self._input_tokens = int(_get(usage, "prompt_tokens") or 0)
+            self._output_tokens = int(_get(usage, "completion_tokens") or 0)
+        parts: list[StreamPart] = []
+        for choice in _get(chunk, "choices") or []:
+            if _get(choice, "index") not in (None, 0):
+                continue
+            delta = _get(choice, "delta")
+            thinking = _get(delta, "reasoning_content") or _get(delta, "reasoning")
+            if isinstance(thinking, str) and thinking:
+                self._thinking.append(thinking)
+                parts.append(ThinkingDelta(thinking))
+            text = _get(delta, "content")
+            if isinstance(text, str) and text:
+                self._text.append(text)
+                parts.append(TextDelta(text))
+            for fragment in _get(delta, "tool_calls") or []:
+                parts.append(self._tool_fragment(fragment))
+            reason = _get(choice, "finish_reason")
+            if reason:
+                self._finish = str(reason)
+        return parts
+
+    def _tool_fragment(self, fragment: Any) -> ToolCallDelta:
+        """Record one tool-call fragment and describe it as a delta."""
+        index = _get(fragment, "index")
+        key = int(index) if index is not None else len(self._slots)
+        call_id = _get(fragment, "id")
+        slot = self._slots.get(key)
+        # Some providers reuse index 0 for parallel calls and tell them apart by id.
+        if slot is None or (call_id and self._calls[slot].id and self._calls[slot].id != call_id):
+            slot = len(self._calls)
+            self._slots[key] = slot
+            self._calls[slot] = _PendingCall()
+        call = self._calls[slot]
+        function = _get(fragment, "function")
+        name = _get(function, "name")
+        arguments = _get(function, "arguments") or ""
+        if call_id:
+            call.id = call_id
+        if name:
+            call.name = name
+        if arguments:
+            call.arguments.append(arguments)
+        return ToolCallDelta(index=slot, id=call_id or None, name=name or None, arguments=arguments)
+
+    def finish(self) -> ModelResponse:
+        """The assembled response; a stream that never finished is a ``ProviderError``."""
+        if self._finish is None:
+            raise ProviderError(
+                f"{self.provider} model {self.model!r}: the stream ended before the response "
+                "was complete (no finish reason)",
+                retryable=True,
+            )
+        calls = [_tool_request(c) for _, c in sorted(self._calls.items())]
+        finish = _FINISH_REASONS.get(self._finish, "stop")
+        if calls and finish == "stop":
+            # Some providers say "stop" even when the response is tool calls.
+            finish = "tool_calls"
+        usage = Usage(
+            input_tokens=self._input_tokens,
+            output_tokens=self._output_tokens,
+            cost=token_cost(self._cost_model, self._input_tokens, self._output_tokens),
+            provider=self.provider,
+            model=self.model,
+        )
+        return ModelResponse(
+            content="".join(self._text),
+            tool_calls=calls,
+            thinking="".join(self._thinking),
+            finish_reason=finish,
+            usage=usage,
+            provider=self.provider,
+            model=self.model,
+        )
+
+
+def _tool_request(call: _PendingCall) -> ToolCallRequest:
+    """Parse a finished call's argument text; invalid JSON sets ``arguments_error``."""
+    text = "".join(call.arguments)
+    request = ToolCallRequest(id=call.id or f"call_{uuid.uuid4().hex[:12]}", name=call.name)
+    if not text.strip():
+        return request
+    try:
+        arguments = json.loads(text)
+    except ValueError as exc:
+        request.arguments_error = f"the arguments are not valid JSON ({exc}): {text[:200]}"
+        return request
+    if not isinstance(arguments, dict):
+        request.arguments_error = f"the arguments are not a JSON object: {text[:200]}"
+        return request
+    request.arguments = arguments
+    return request

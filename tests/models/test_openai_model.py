@@ -1,0 +1,213 @@
+"""OpenAICompatModel against the loopback server: the shared scenarios plus SDK specifics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from agentcli.errors import AuthenticationError, ProviderError
+from agentcli.models.base import Model, ModelSettings, collect
+from agentcli.models.openai_model import OpenAICompatModel
+from agentcli.models.retry import RetryPolicy
+from fixtures.openai_server import OpenAIServer, Reply
+from tests.models.network_scenarios import (  # noqa: F401  (collected here for this model)
+    API_KEY,
+    FAST_RETRY,
+    USER,
+    test_api_key_never_in_error_message,
+    test_call_options_reach_the_server,
+    test_connection_reset_before_any_byte_is_retried,
+    test_connection_reset_mid_stream_is_not_retried,
+    test_context_length_is_bad_request,
+    test_empty_response,
+    test_invalid_json_tool_arguments,
+    test_model_name_modes_of_the_server,
+    test_plain_text_reply,
+    test_rate_limit_exhausted_keeps_retry_after,
+    test_rate_limit_with_retry_after_then_success,
+    test_reasoning_streamed_as_thinking,
+    test_repeated_server_errors_end_in_provider_error,
+    test_slower_than_timeout_is_model_timeout,
+    test_stall_mid_stream_is_model_timeout,
+    test_streamed_text_in_many_chunks,
+    test_truncated_stream_is_provider_error,
+    test_two_parallel_tool_calls_split_across_chunks,
+    test_unauthorized_is_not_retried_and_hides_the_key,
+    test_usage_recorded,
+)
+
+
+@pytest.fixture
+async def make_model():
+    """Build OpenAICompatModels pointed at a server; their connections close at teardown."""
+    made: list[OpenAICompatModel] = []
+
+    def make(server, name="m", **options):
+        options.setdefault("api_key", API_KEY)
+        options.setdefault("retry", FAST_RETRY)
+        options.setdefault("timeout", 5.0)
+        made.append(OpenAICompatModel(name, api_base=server.base_url, **options))
+        return made[-1]
+
+    yield make
+    for model in made:
+        await model.aclose()
+
+
+def test_is_a_model_and_strips_the_openai_prefix():
+    model = OpenAICompatModel("openai/gpt-4o", api_base="http://127.0.0.1:9/v1")
+    assert isinstance(model, Model)
+    assert (model.provider, model.name) == ("openai", "gpt-4o")
+    assert model.api_key == "none"  # a local server needs no key, the SDK needs one
+    assert model._client is None  # nothing built before the first call
+
+
+def test_building_the_model_does_not_import_openai():
+    code = (
+        "import sys; from agentcli.models.openai_model import OpenAICompatModel; "
+        "OpenAICompatModel('gpt-4o'); print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+async def test_dummy_key_is_sent_without_an_api_key(openai_server):
+    model = OpenAICompatModel("m", api_base=openai_server.base_url)
+    await collect(model, USER)
+    assert openai_server.requests[-1].headers["authorization"] == "Bearer none"
+
+
+async def test_missing_key_without_api_base_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(AuthenticationError, match="no API key") as caught:
+        await collect(OpenAICompatModel("gpt-4o"), USER)
+    assert "OPENAI_API_KEY" in str(caught.value)
+
+
+async def test_unknown_options_go_in_the_body(make_model, openai_server):
+    model = make_model(openai_server, extra={"top_k": 5, "chat_template_kwargs": {"x": 1}})
+    await collect(model, USER)
+    body = openai_server.requests[-1].body
+    assert (body["top_k"], body["chat_template_kwargs"]) == (5, {"x": 1})
+
+
+async def test_client_and_connections_are_reused(make_model, openai_server):
+    model = make_model(openai_server)
+    for _ in range(3):
+        await collect(model, USER)
+    client = model._client
+    await collect(model, USER)
+    assert model._client is client
+    await model.aclose()
+    assert model._client is None
+
+
+async def test_cost_comes_from_litellm_only_when_loaded(make_model, monkeypatch):
+    class FakeLiteLLM:
+        @staticmethod
+        def cost_per_token(model, prompt_tokens, completion_tokens):
+            assert model == "openai/gpt-4o"
+            return prompt_tokens * 0.01, completion_tokens * 0.02
+
+    with OpenAIServer() as server:
+        server.enqueue(text="a", usage={"prompt_tokens": 10, "completion_tokens": 5})
+        server.enqueue(text="b", usage={"prompt_tokens": 10, "completion_tokens": 5})
+        model = make_model(server, name="gpt-4o")
+        monkeypatch.delitem(sys.modules, "litellm", raising=False)
+        assert (await collect(model, USER)).usage.cost is None
+        monkeypatch.setitem(sys.modules, "litellm", FakeLiteLLM)
+        assert (await collect(model, USER)).usage.cost == pytest.approx(0.2)
+
+
+async def test_fifty_concurrent_streams_share_the_latency():
+    with OpenAIServer(latency=0.2) as server:
+        model = OpenAICompatModel("echo+chunks-3", api_base=server.base_url, retry=FAST_RETRY)
+        started = time.monotonic()
+        replies = await asyncio.gather(
+            *(collect(model, [{"role": "user", "content": f"question {i}"}]) for i in range(50))
+        )
+        elapsed = time.monotonic() - started
+        await model.aclose()
+    assert [r.content for r in replies] == [f"question {i}" for i in range(50)]
+    assert elapsed < 2.0  # fifty sequential calls would take 10 s
+
+
+async def test_chaos_mode_faults_are_retried_away():
+    with OpenAIServer(latency=0.0) as server:
+        model = OpenAICompatModel(
+            "echo+chaos-40-3",
+            api_base=server.base_url,
+            retry=RetryPolicy(max_attempts=8, base_delay=0.001),
+        )
+        replies = [await collect(model, USER, settings=ModelSettings()) for _ in range(20)]
+        await model.aclose()
+    assert all(r.content == "hello there" for r in replies)
+    assert len(server.requests) > 20  # some requests failed and were retried
+
+
+async def test_server_requires_its_api_key():
+    with OpenAIServer(api_key="right-key") as server:
+        wrong = OpenAICompatModel("m", api_base=server.base_url, api_key="wrong-key")
+        with pytest.raises(AuthenticationError, match="HTTP 401"):
+            await collect(wrong, USER)
+        right = OpenAICompatModel("m", api_base=server.base_url, api_key="right-key")
+        assert (await collect(right, USER)).content == "hello there"
+        await wrong.aclose()
+        await right.aclose()
+
+
+async def test_server_wide_fault_rate_is_seeded():
+    def outcomes(seed):
+        with OpenAIServer(fault_rate=0.5, seed=seed, faults=("500",)) as server:
+            results = []
+            for _ in range(12):
+                try:
+                    post(server, {"model": "m", "messages": USER})
+                    results.append(200)
+                except urllib.error.HTTPError as exc:
+                    results.append(exc.code)
+        return results
+
+    first = await asyncio.to_thread(outcomes, 5)
+    assert first == await asyncio.to_thread(outcomes, 5)
+    assert set(first) == {200, 500}
+
+
+def post(server, body):
+    """A non-streamed chat completion through urllib."""
+    request = urllib.request.Request(
+        server.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)
+
+
+def test_server_models_list_and_non_streamed_json(openai_server):
+    with urllib.request.urlopen(openai_server.base_url + "/models", timeout=5) as response:
+        ids = [m["id"] for m in json.load(response)["data"]]
+    assert "echo" in ids
+    openai_server.enqueue(Reply(text="plain", tool_calls=[{"name": "t", "arguments": {"a": 1}}]))
+    data = post(openai_server, {"model": "m", "messages": USER})
+    message = data["choices"][0]["message"]
+    assert (message["content"], data["choices"][0]["finish_reason"]) == ("plain", "tool_calls")
+    assert message["tool_calls"][0]["function"] == {"name": "t", "arguments": '{"a": 1}'}
+    assert data["usage"]["total_tokens"] > 0
+    assert [r.path for r in openai_server.requests] == ["/v1/models", "/v1/chat/completions"]
+
+
+async def test_real_providers_are_unreachable_in_tests():
+    model = OpenAICompatModel("gpt-4o", api_key=API_KEY, retry=RetryPolicy(max_attempts=1))
+    with pytest.raises(ProviderError, match="tests may not resolve"):
+        await collect(model, USER)
+    with socket.socket() as sock, pytest.raises(RuntimeError, match="may not connect"):
+        sock.connect(("203.0.113.7", 443))
