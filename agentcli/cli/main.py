@@ -50,7 +50,7 @@ def _root(
     _state["debug"] = debug
 
 
-COMMANDS = ("run_cmd",)
+COMMANDS = ("run_cmd", "eval_cmd")
 
 
 def _register() -> None:

@@ -19,7 +19,8 @@ so a report never carries a wall of nulls. ``from_dict`` also accepts Yao's repo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "Trace",
     "normalize_usage",
     "summarize",
+    "summary_from_counts",
 ]
 
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
@@ -257,20 +259,29 @@ def summarize(
     results: Iterable[CaseResult], *, agent_id: str, connector: str, duration_ms: int
 ) -> dict[str, Any]:
     """Yao's summary object; ``pass_rate`` = passed / (total - skipped) * 100, 2 decimals."""
-    counts = dict.fromkeys(STATUSES, 0)
-    for result in results:
-        counts[result.status] += 1
-    total = sum(counts.values())
-    ran = total - counts["skipped"]
+    counts = Counter(result.status for result in results)
+    return summary_from_counts(
+        counts, agent_id=agent_id, connector=connector, duration_ms=duration_ms
+    )
+
+
+def summary_from_counts(
+    counts: Mapping[str, int], *, agent_id: str, connector: str, duration_ms: int
+) -> dict[str, Any]:
+    """The summary object from status counts (a run keeps counts, not every result)."""
+    total = sum(counts.get(status, 0) for status in STATUSES)
+    skipped = counts.get("skipped", 0)
+    passed = counts.get("passed", 0)
+    ran = total - skipped
     return {
         "total": total,
-        "passed": counts["passed"],
-        "failed": counts["failed"],
-        "skipped": counts["skipped"],
-        "errors": counts["error"],
-        "timeouts": counts["timeout"],
+        "passed": passed,
+        "failed": counts.get("failed", 0),
+        "skipped": skipped,
+        "errors": counts.get("error", 0),
+        "timeouts": counts.get("timeout", 0),
         "duration_ms": duration_ms,
         "agent_id": agent_id,
         "connector": connector,
-        "pass_rate": round(counts["passed"] / ran * 100, 2) if ran else 0.0,
+        "pass_rate": round(passed / ran * 100, 2) if ran else 0.0,
     }

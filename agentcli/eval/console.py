@@ -1,0 +1,336 @@
+"""The eval console view (Yao's layout, rendered with rich) and the ``--json`` NDJSON stream.
+
+Layout: a header, info lines (``ℹ Agent: ...``), ``Running Tests``, one line per result
+(``► [id] input PASSED (1.2s)`` and ``└─ error``), a summary and a final banner. A live
+progress line is shown on terminals only; in CI the output is plain lines. ``NO_COLOR`` is
+honoured by rich.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from agentcli.eval.cases import input_text
+from agentcli.eval.matching import output_text
+from agentcli.eval.runner import RunEvent
+
+__all__ = ["ConsoleView", "JsonEvents", "format_duration"]
+
+RULE_WIDTH = 63
+STATUS_STYLES = {
+    "passed": ("PASSED", "bold green"),
+    "failed": ("FAILED", "bold red"),
+    "error": ("ERROR", "bold red"),
+    "timeout": ("TIMEOUT", "red"),
+    "skipped": ("SKIPPED", "yellow"),
+}
+
+
+def format_duration(ms: float) -> str:
+    """Yao's duration format: 123µs, 123ms, 1.2s, 1.5m."""
+    if ms < 1:
+        return f"{int(ms * 1000)}µs"
+    if ms < 1000:
+        return f"{int(ms)}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f}s"
+    return f"{ms / 60_000:.1f}m"
+
+
+def preview(text: str, limit: int = 50) -> str:
+    """Whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class ConsoleView:
+    """Prints a run for a person."""
+
+    def __init__(
+        self, console: Console | None = None, *, verbose: bool = False, progress: bool | None = None
+    ) -> None:
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.verbose = verbose
+        self.show_progress = self.console.is_terminal if progress is None else progress
+        self._progress: Any = None
+        self._task: Any = None
+
+    # -- sections ----------------------------------------------------------------------
+
+    def header(self, title: str = "Agent Test") -> None:
+        """The double rule with the title."""
+        rule = "═" * RULE_WIDTH
+        self.console.print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold cyan"))
+
+    def section(self, title: str) -> None:
+        """A single-rule sub-header."""
+        rule = "─" * RULE_WIDTH
+        self.console.print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold white"))
+
+    def info(self, message: str) -> None:
+        """An ``ℹ`` line."""
+        self.console.print(Text.assemble(("ℹ ", "blue"), message))
+
+    def warning(self, message: str) -> None:
+        """A ``⚠`` line."""
+        self.console.print(Text.assemble(("⚠ ", "yellow"), message))
+
+    def error(self, message: str) -> None:
+        """A ``✗`` line."""
+        self.console.print(Text.assemble(("✗ ", "red"), message))
+
+    # -- progress ----------------------------------------------------------------------
+
+    def start_progress(self, total: int) -> None:
+        """A live progress bar under the result lines (terminals only)."""
+        if not self.show_progress or total <= 1:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("  running"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+            refresh_per_second=8,
+        )
+        self._task = self._progress.add_task("cases", total=total)
+        self._progress.start()
+
+    def stop_progress(self) -> None:
+        """Remove the progress bar."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    # -- events ------------------------------------------------------------------------
+
+    def on_event(self, event: RunEvent) -> None:
+        """Render one runner event."""
+        if event.type == "test_result" and event.result is not None:
+            self.result_line(event)
+            if self._progress is not None:
+                self._progress.advance(self._task)
+        elif event.type == "log":
+            if event.level == "warning":
+                self.warning(event.message)
+            elif event.level == "error":
+                self.error(event.message)
+            else:
+                self.info(event.message)
+
+    def result_line(self, event: RunEvent) -> None:
+        """``► [id] input STATUS (duration)`` and the detail lines under it."""
+        result = event.result
+        assert result is not None and event.case is not None
+        word, style = STATUS_STYLES[result.status]
+        line = Text.assemble(
+            ("► ", "white"),
+            (f"[{result.id}] ", "white"),
+            (f"Run {event.run}: " if event.run else "", "white"),
+            (preview(input_text(event.case)), "bright_black"),
+            " ",
+            (word, style),
+            (f" ({format_duration(result.duration_ms)})", "bright_black"),
+        )
+        self.console.print(line)
+        if result.status in ("failed", "error", "timeout") and result.error:
+            self.console.print(Text(f"  └─ {result.error}", style="red"))
+        if self.verbose:
+            for assertion in result.assertions:
+                mark = "✓" if assertion.passed else "✗"
+                detail = f" {assertion.message}" if assertion.message else ""
+                self.console.print(
+                    Text(f"  │ {mark} {assertion.type}{detail}", style="bright_black")
+                )
+            if result.trace is not None:
+                for call in result.trace.tool_calls:
+                    outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
+                    arguments = preview(output_text(call.arguments), 80)
+                    where = f"{call.server}/{call.tool}" if call.server else call.tool
+                    self.console.print(
+                        Text(
+                            f"  │ tool {where} → {outcome} (args: {arguments})",
+                            style="bright_black",
+                        )
+                    )
+            if result.output is not None:
+                self.console.print(
+                    Text(
+                        f"  └─ Output: {preview(output_text(result.output), 100)}",
+                        style="bright_black",
+                    )
+                )
+
+    # -- the end -----------------------------------------------------------------------
+
+    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+        """The summary block, the output path and the final banner."""
+        self.stop_progress()
+        self.section("Summary")
+        rows: list[tuple[str, Any, str]] = [("Agent:", summary.get("agent_id"), "cyan")]
+        if summary.get("connector"):
+            rows.append(("Connector:", summary["connector"], "cyan"))
+        rows.append(("Total:", summary["total"], ""))
+        rows.append(("Passed:", summary["passed"], "green" if summary["passed"] else ""))
+        rows.append(("Failed:", summary["failed"], "red" if summary["failed"] else ""))
+        for key, label in (
+            ("skipped", "Skipped:"),
+            ("errors", "Errors:"),
+            ("timeouts", "Timeouts:"),
+        ):
+            if summary.get(key):
+                rows.append((label, summary[key], "red" if key != "skipped" else "yellow"))
+        for label, value, style in rows:
+            self.console.print(Text.assemble(f"  {label:<11}", (str(value), style)))
+        rate = float(summary.get("pass_rate") or 0.0)
+        rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
+        self.console.print(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
+        self.console.print(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}")
+        if output_path:
+            self.console.print(f"\n  Output: {output_path}")
+
+    def output_file(self, path: str) -> None:
+        """Where the results went (already shown in the summary)."""
+
+    def dry_run_case(self, case: Any) -> None:
+        """``○ [id] input`` for ``--dry-run``."""
+        self.console.print(Text(f"  ○ [{case.id}] {preview(input_text(case), 80)}"))
+
+    def direct_output(self, output: Any, trace: Any, duration_ms: int, error: str | None) -> None:
+        """Message mode: the answer as is (objects as indented JSON), then the tool calls."""
+        if error:
+            self.error(error)
+        if isinstance(output, str):
+            self.console.print(output, markup=False, highlight=False)
+        elif output is not None:
+            self.console.print(json.dumps(output, ensure_ascii=False, indent=2), markup=False)
+        if trace is not None and trace.tool_calls:
+            self.console.print("\n--- Tool Calls ---")
+            for call in trace.tool_calls:
+                where = f"{call.server}/{call.tool}" if call.server else call.tool
+                outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
+                arguments = preview(output_text(call.arguments), 80)
+                self.console.print(f"  {where} → {outcome} (args: {arguments})", markup=False)
+
+    def direct_error(self, message: str) -> None:
+        """Message mode failed before an answer."""
+        self.error(message)
+
+    def banner(self, passed: bool) -> None:
+        """The final banner."""
+        rule = "═" * RULE_WIDTH
+        if passed:
+            self.console.print(
+                Text(f"\n{rule}\n  ✨ ALL TESTS PASSED ✨\n{rule}\n", style="bold green")
+            )
+        else:
+            self.console.print(Text(f"\n{rule}\n  ❌ TESTS FAILED\n{rule}\n", style="bold red"))
+
+
+class JsonEvents:
+    """``--json``: one JSON object per line on stdout, nothing else there."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def emit(self, data: dict[str, Any]) -> None:
+        """Write one event line."""
+        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def on_event(self, event: RunEvent) -> None:
+        """Translate a runner event."""
+        if event.type == "test_start" and event.case is not None:
+            data: dict[str, Any] = {
+                "type": "test_start",
+                "id": event.case.id,
+                "input": input_text(event.case)[:200],
+            }
+            if event.run:
+                data["run"] = event.run
+            self.emit(data)
+        elif event.type == "test_result" and event.result is not None:
+            result = event.result
+            data = {
+                "type": "test_result",
+                "id": result.id,
+                "status": result.status,
+                "duration_ms": result.duration_ms,
+            }
+            if event.run:
+                data["run"] = event.run
+            if result.error:
+                data["error"] = result.error
+            self.emit(data)
+        elif event.type == "log":
+            self.emit({"type": "log", "level": event.level, "message": event.message})
+
+    def header(self, title: str = "") -> None:
+        """Not part of the stream."""
+
+    def section(self, title: str) -> None:
+        """Not part of the stream."""
+
+    def info(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "info", "message": message})
+
+    def warning(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "warning", "message": message})
+
+    def error(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "error", "message": message})
+
+    def start_progress(self, total: int) -> None:
+        """No progress bar in the stream."""
+
+    def stop_progress(self) -> None:
+        """No progress bar in the stream."""
+
+    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+        """The summary event."""
+        self.emit({"type": "summary", **summary})
+
+    def output_file(self, path: str) -> None:
+        """Where the results went."""
+        self.emit({"type": "output_file", "path": path})
+
+    def banner(self, passed: bool) -> None:
+        """Not part of the stream."""
+
+    def dry_run_case(self, case: Any) -> None:
+        """One planned case."""
+        self.emit({"type": "dry_run_case", "case": case.to_dict()})
+
+    def direct_output(self, output: Any, trace: Any, duration_ms: int, error: str | None) -> None:
+        """Message mode's single JSON object."""
+        data: dict[str, Any] = {
+            "type": "direct_output",
+            "output": output,
+            "duration_ms": duration_ms,
+        }
+        if trace is not None:
+            data["trace"] = trace.to_dict()
+        if error:
+            data["error"] = error
+        self.emit(data)
+
+    def direct_error(self, message: str) -> None:
+        """Message mode failed before an answer."""
+        self.emit({"type": "direct_output", "output": None, "error": message})

@@ -1,0 +1,397 @@
+"""The eval runner: schedules cases on asyncio tasks (``--parallel`` bounded by a
+semaphore), runs each with its hooks and a real timeout, asserts, and reports every result
+the moment it is known.
+
+Results reach ``on_result`` in case order (a small reorder buffer waits for earlier cases),
+so every report is deterministic under ``--parallel``; ``flush_finished`` hands over what is
+buffered when a run is interrupted, so nothing finished is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
+from agentcli.errors import AgentCliError, HookError
+from agentcli.eval.assertions import AssertionEnv, Subject, evaluate, output_under_test
+from agentcli.eval.cases import Case, input_text
+from agentcli.eval.results import CaseResult, ToolCallRecord, Trace
+from agentcli.eval.services import EvalContext, HookRunner, judge_with_agent
+
+__all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class BeforeAllFailed(HookError):
+    """BeforeAll raised: the run stops before any case (AfterAll still runs)."""
+
+    exit_code = 2
+
+
+@dataclass(slots=True)
+class EvalConfig:
+    """How to run a set of cases against one assistant."""
+
+    assistant: Assistant
+    registry: AssistantRegistry
+    connector: str | None = None  # CLI -c (wins over a case's options.connector)
+    user_id: str | None = None
+    team_id: str | None = None
+    locale: str | None = None
+    context: EvalContext = field(default_factory=EvalContext)
+    timeout: float = DEFAULT_TIMEOUT
+    parallel: int = 1
+    runs: int = 1
+    fail_fast: bool = False
+    run_filter: re.Pattern[str] | None = None
+    before_all: str | None = None
+    after_all: str | None = None
+    simulator: str | None = None
+    max_steps: int = 20
+
+
+@dataclass(slots=True)
+class RunEvent:
+    """Something the console or ``--json`` stream shows: ``type`` names it."""
+
+    type: str  # test_start | test_result | log
+    case: Case | None = None
+    run: int | None = None
+    result: CaseResult | None = None
+    level: str = "info"
+    message: str = ""
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """Counts and state at the end of a run (the results themselves were streamed)."""
+
+    results: int = 0
+    before_all_data: Any = None
+    stopped_early: bool = False
+    interrupted: bool = False
+
+
+class _Reorder:
+    """Hands results over in case order as soon as every earlier one is known."""
+
+    def __init__(self, emit: Callable[[CaseResult], None]) -> None:
+        self.emit = emit
+        self.next = 0
+        self.waiting: dict[int, CaseResult] = {}
+
+    def add(self, index: int, result: CaseResult) -> None:
+        self.waiting[index] = result
+        while self.next in self.waiting:
+            self.emit(self.waiting.pop(self.next))
+            self.next += 1
+
+    def skip(self, index: int) -> None:
+        """Mark ``index`` as never producing a result."""
+        self.add(index, None)  # type: ignore[arg-type]
+
+    def flush(self) -> None:
+        """Emit what is buffered, in order, regardless of gaps."""
+        for index in sorted(self.waiting):
+            result = self.waiting.pop(index)
+            if result is not None:
+                self.emit(result)
+
+
+class EvalRunner:
+    """Runs cases; ``on_event`` sees starts, results and log lines, ``on_result`` each result
+    in case order."""
+
+    def __init__(
+        self,
+        config: EvalConfig,
+        *,
+        on_event: Callable[[RunEvent], None] = lambda event: None,
+        on_result: Callable[[CaseResult], None] = lambda result: None,
+    ) -> None:
+        self.config = config
+        self.on_event = on_event
+        self._reorder = _Reorder(self._deliver)
+        self._on_result = on_result
+        self.hooks = HookRunner(config.assistant.package)
+        self.env = AssertionEnv(judge=self._judge, script=self.hooks.resolve)
+        self._stop = asyncio.Event()
+        self.delivered = 0
+
+    def _deliver(self, result: CaseResult | None) -> None:
+        if result is None:
+            return
+        self.delivered += 1
+        self._on_result(result)
+
+    def flush_finished(self) -> None:
+        """Hand over every finished result still waiting for an earlier case."""
+        self._reorder.flush()
+
+    def log(self, message: str, level: str = "info") -> None:
+        """A log line for the console / NDJSON stream."""
+        self.on_event(RunEvent("log", level=level, message=message))
+
+    # -- the run -----------------------------------------------------------------------
+
+    async def run(self, cases: list[Case]) -> RunOutcome:
+        """Run ``cases`` (already filtered by the caller only for sharding)."""
+        config = self.config
+        outcome = RunOutcome()
+        selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
+        if config.before_all:
+            self.log(f"BeforeAll: {config.before_all}")
+            active = [{"id": c.id, "input": c.input, "metadata": c.metadata} for c in selected]
+            try:
+                outcome.before_all_data = await self.hooks.call(
+                    config.before_all, config.context, active
+                )
+            except AgentCliError as error:
+                raise BeforeAllFailed(str(error)) from error
+        jobs = [(case, run) for case in selected for run in range(1, config.runs + 1)]
+        semaphore = asyncio.Semaphore(max(1, config.parallel))
+        tasks: list[asyncio.Task[None]] = []
+
+        async def job(index: int, case: Case, run: int) -> None:
+            run_index = run if config.runs > 1 else None
+            async with semaphore:
+                if self._stop.is_set():
+                    self._reorder.skip(index)
+                    return
+                try:
+                    result = await self.run_case(case, run_index)
+                except asyncio.CancelledError:
+                    if not self._stop.is_set():
+                        raise  # interrupted: the case did not finish
+                    result = CaseResult(
+                        id=case.id,
+                        status="skipped",
+                        input=case.input,
+                        error="cancelled by --fail-fast",
+                        run=run_index,
+                    )
+                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+            self._reorder.add(index, result)
+            if config.fail_fast and result.status in ("failed", "error", "timeout"):
+                outcome.stopped_early = True
+                self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
+                self._stop.set()
+                for task in tasks:
+                    if task is not asyncio.current_task():
+                        task.cancel()
+
+        tasks.extend(asyncio.create_task(job(i, c, r)) for i, (c, r) in enumerate(jobs))
+        try:
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for item in results:
+                if isinstance(item, BaseException) and not isinstance(item, asyncio.CancelledError):
+                    raise item
+        finally:
+            for task in tasks:
+                task.cancel()
+            self._reorder.flush()
+        outcome.results = self.delivered
+        return outcome
+
+    async def after_all(self, before_all_data: Any) -> None:
+        """Run AfterAll (also after a failed run, for cleanup); its failure is a warning."""
+        if not self.config.after_all:
+            return
+        self.log(f"AfterAll: {self.config.after_all}")
+        try:
+            await self.hooks.call(self.config.after_all, self.config.context, [], before_all_data)
+        except AgentCliError as error:
+            self.log(f"afterAll script failed: {error}", "warning")
+
+    # -- one case ----------------------------------------------------------------------
+
+    def request_options(self, case: Case, run: int | None) -> RequestOptions:
+        """Identity, connector and metadata of a case, by the documented priorities."""
+        config, ctx = self.config, self.config.context
+        metadata = {**ctx.metadata, **case.metadata, **(case.options.metadata or {})}
+        chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
+        if ctx.chat_id and run and run > 1:
+            chat_id = f"{ctx.chat_id}-run{run}"
+        return RequestOptions(
+            connector=config.connector or case.options.connector,
+            locale=config.locale or ctx.locale or "en-us",
+            user_id=config.user_id or case.user or ctx.user_id or "test-user",
+            team_id=config.team_id or case.team or ctx.team_id or "test-team",
+            chat_id=chat_id,
+            metadata=metadata,
+            authorized=dict(ctx.authorized),
+            skip=dict(case.options.skip or {}),
+            mode=case.options.mode,
+            max_steps=config.max_steps,
+        )
+
+    async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
+        """Run one case (Before -> agent -> assertions -> After) into a result."""
+        self.on_event(RunEvent("test_start", case=case, run=run))
+        if case.skip:
+            result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
+            self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+            return result
+        started = time.perf_counter()
+        hook_ctx = self._hook_context(case)
+        before_data: Any = None
+        if case.before:
+            try:
+                before_data = await self.hooks.call(case.before, hook_ctx, case.to_dict())
+            except AgentCliError as error:
+                result = self._error(case, run, f"before script failed: {error}", started)
+                self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+                return result
+        try:
+            result = await self._execute(case, run, started)
+        except asyncio.CancelledError:
+            if case.after:
+                await asyncio.shield(self._after(case, hook_ctx, None, before_data))
+            raise
+        if case.after:
+            await self._after(case, hook_ctx, result, before_data)
+        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+        return result
+
+    async def _after(
+        self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any
+    ) -> None:
+        summary = (
+            None
+            if result is None
+            else {
+                "id": result.id,
+                "status": result.status,
+                "duration_ms": result.duration_ms,
+                "output": result.output,
+                "error": result.error,
+            }
+        )
+        try:
+            await self.hooks.call(case.after, ctx, case.to_dict(), summary, data)
+        except AgentCliError as error:
+            self.log(f"after script failed ({case.id}): {error}", "warning")
+
+    def _hook_context(self, case: Case) -> EvalContext:
+        ctx = self.config.context
+        return EvalContext(
+            locale=self.config.locale or ctx.locale or "en-us",
+            user_id=self.config.user_id or case.user or ctx.user_id or "test-user",
+            team_id=self.config.team_id or case.team or ctx.team_id or "test-team",
+            chat_id=ctx.chat_id,
+            metadata={**ctx.metadata, **case.metadata},
+            authorized=dict(ctx.authorized),
+        )
+
+    async def _execute(self, case: Case, run: int | None, started: float) -> CaseResult:
+        timeout = case.timeout or self.config.timeout
+        options = self.request_options(case, run)
+        conversation = self.config.assistant.conversation(options)
+        try:
+            async with asyncio.timeout(timeout):
+                reply = await conversation.send(case.build_messages())
+        except TimeoutError:
+            result = self._error(case, run, f"timed out after {_seconds(timeout)}", started)
+            result.status = "timeout"
+            return result
+        except HookError as error:
+            return self._error(case, run, str(error), started)
+        except AgentCliError as error:
+            return self._error(case, run, str(error), started)
+        duration_ms = _elapsed_ms(started)
+        trace = trace_of(reply)
+        if reply.status in ("failed", "aborted"):
+            result = self._error(case, run, reply.error or f"turn {reply.status}", started)
+            result.trace = trace
+            result.output = output_under_test(trace)
+            return result
+        subject = Subject.from_trace(trace, duration_ms=duration_ms, input=case.input)
+        assertions = await evaluate(case.effective_assertions(), subject, self.env)
+        passed = all(a.passed for a in assertions)
+        error = None
+        if reply.status == "max_steps":
+            passed, error = False, "the agent hit max_steps before answering"
+        return CaseResult(
+            id=case.id,
+            status="passed" if passed else "failed",
+            input=case.input,
+            output=subject.output,
+            expected=case.expected,
+            duration_ms=duration_ms,
+            error=error or _first_failure(assertions),
+            assertions=assertions,
+            trace=trace,
+            metadata=case.metadata or {},
+            run=run,
+        )
+
+    def _error(self, case: Case, run: int | None, message: str, started: float) -> CaseResult:
+        return CaseResult(
+            id=case.id,
+            status="error",
+            input=case.input,
+            expected=case.expected,
+            duration_ms=_elapsed_ms(started),
+            error=message,
+            metadata=case.metadata or {},
+            run=run,
+        )
+
+    async def _judge(
+        self, use: str, criteria: Any, subject: Subject, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        return await judge_with_agent(
+            self.config.registry, use, criteria, subject.output, subject.input, options
+        )
+
+
+def trace_of(reply: Reply) -> Trace:
+    """The report trace of an assistant reply."""
+    return Trace(
+        completion=reply.text,
+        tool_calls=[
+            ToolCallRecord(
+                id=a.id,
+                server=a.server,
+                tool=a.tool,
+                arguments=a.arguments,
+                result=a.result,
+                error=a.error,
+            )
+            for a in reply.tool_calls
+        ],
+        next=reply.next,
+        usage={
+            "input_tokens": reply.usage.input_tokens,
+            "output_tokens": reply.usage.output_tokens,
+            "cost": reply.usage.cost,
+        },
+        logs=reply.trace or None,
+    )
+
+
+def _first_failure(assertions: list[Any]) -> str | None:
+    for assertion in assertions:
+        if not assertion.passed:
+            return assertion.message
+    return None
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def case_label(case: Case) -> str:
+    """The input of a case as one console line."""
+    return input_text(case)

@@ -1,0 +1,385 @@
+"""One ``agent eval`` invocation from parsed options to an exit code: find the assistant,
+classify the input, load cases, stream results to the results file and the view, print
+the summary, and tell the truth in the exit code (0 passed, 1 failed, 2 bad input,
+130 interrupted)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentcli import __version__
+from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
+from agentcli.assistant.session import AssistantRegistry
+from agentcli.errors import ConfigError, HookError
+from agentcli.eval.cases import Case, load_cases, parse_case
+from agentcli.eval.results import CaseResult, summary_from_counts
+from agentcli.eval.runner import (
+    DEFAULT_TIMEOUT,
+    BeforeAllFailed,
+    EvalConfig,
+    EvalRunner,
+    trace_of,
+)
+from agentcli.eval.services import EvalContext, case_file_label
+
+__all__ = ["EvalRequest", "InputSpec", "classify_input", "load_context_file", "run_eval"]
+
+CASE_EXTENSIONS = (".jsonl", ".json", ".yaml", ".yml")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+@dataclass(slots=True)
+class InputSpec:
+    """What the input names: ``message`` text, a case ``file``, generated cases
+    (``agents`` / ``scripts``), or ``script_tests``."""
+
+    kind: str
+    value: str
+    path: Path | None = None
+
+
+@dataclass(slots=True)
+class EvalRequest:
+    """The options of ``agent eval``, parsed."""
+
+    assistant: str | None = None
+    input: str | None = None
+    root: Path | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    connector: str | None = None
+    user: str | None = None
+    team: str | None = None
+    locale: str | None = None
+    ctx_file: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    parallel: int = 1
+    runs: int = 1
+    run_filter: str | None = None
+    fail_fast: bool = False
+    dry_run: bool = False
+    simulator: str | None = None
+    before_all: str | None = None
+    after_all: str | None = None
+    output: Path | None = None
+    json: bool = False
+    verbose: bool = False
+    scripts: str | None = None
+
+
+def classify_input(raw: str, cwd: Path) -> InputSpec:
+    """Yao's input forms: ``@file``, a case-file path, ``agents:...``, ``scripts:...``,
+    ``scripts.<assistant>.<module>``, else message text."""
+    if raw.startswith("@"):
+        name = raw[1:]
+        if not name:
+            raise ConfigError(
+                "missing file path after @", hint="agent eval expense @tests/inputs.jsonl"
+            )
+        path = (cwd / name).resolve()
+        if not path.is_file():
+            raise ConfigError(f"file not found: {path} (resolved from {name!r})")
+        return InputSpec("file", raw, path)
+    if raw.startswith("agents:"):
+        return InputSpec("agents", raw)
+    if raw.startswith("scripts:"):
+        return InputSpec("scripts", raw)
+    if re.fullmatch(r"scripts\.[\w-]+(\.[\w-]+)+", raw):
+        return InputSpec("script_tests", raw)
+    candidate = cwd / raw
+    if raw.lower().endswith(CASE_EXTENSIONS) and "\n" not in raw:
+        if not candidate.is_file():
+            raise ConfigError(f"file not found: {candidate.resolve()}", hint="check the path")
+        return InputSpec("file", raw, candidate.resolve())
+    return InputSpec("message", raw)
+
+
+def load_context_file(path: Path) -> EvalContext:
+    """The ``--ctx`` JSON (chat_id, authorized{user_id, team_id, ...}, metadata, locale)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"--ctx {path}: cannot read: {error.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the context must be a JSON object")
+    authorized = data.get("authorized") or {}
+    metadata = data.get("metadata") or {}
+    for name, value in (("authorized", authorized), ("metadata", metadata)):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {name} must be an object")
+    return EvalContext(
+        locale=str(data.get("locale") or ""),
+        user_id=str(authorized.get("user_id") or data.get("user_id") or ""),
+        team_id=str(
+            authorized.get("team_id") or authorized.get("tenant_id") or data.get("team_id") or ""
+        ),
+        chat_id=str(data.get("chat_id") or ""),
+        metadata=dict(metadata),
+        authorized=dict(authorized),
+    )
+
+
+def _target(request: EvalRequest, spec: InputSpec) -> Any:
+    root = find_assistants_root(request.cwd, request.root)
+    if request.assistant:
+        return resolve_assistant(request.assistant, root=root, cwd=request.cwd)
+    start = spec.path.parent if spec.path is not None else request.cwd
+    package_dir = find_package_dir(start)
+    if package_dir is None:
+        raise ConfigError(
+            f"no assistant given and none found from {start}",
+            hint="name it: agent eval <assistant> ... (or -n <assistant>)",
+        )
+    return resolve_assistant(str(package_dir), root=root, cwd=request.cwd)
+
+
+def project_root_for(path: Path, package: Any) -> Path:
+    """The folder ``file://`` inputs must stay inside: the project holding the assistants
+    root when the case file is in it, else the case file's folder."""
+    if package.root is not None:
+        project = Path(package.root).resolve().parent
+        if path.resolve().is_relative_to(project):
+            return project
+    return path.resolve().parent
+
+
+async def run_eval(request: EvalRequest, view: Any) -> int:
+    """Run the invocation described by ``request``, rendering through ``view``."""
+    if not request.input and not request.scripts:
+        raise ConfigError(
+            "an input is required: a message, @cases.jsonl, or --scripts MODULE",
+            hint='agent eval expense @tests/inputs.jsonl   or   agent eval expense "hello"',
+        )
+    spec = (
+        classify_input(request.input, request.cwd)
+        if request.input
+        else InputSpec("script_tests", "")
+    )
+    package = _target(request, spec)
+    root = find_assistants_root(request.cwd, request.root) or package.root
+    context = load_context_file(request.ctx_file) if request.ctx_file else EvalContext()
+    registry = AssistantRegistry(root, cwd=request.cwd)
+    try:
+        assistant = registry.get(package)
+        config = EvalConfig(
+            assistant=assistant,
+            registry=registry,
+            connector=request.connector,
+            user_id=request.user,
+            team_id=request.team,
+            locale=request.locale,
+            context=context,
+            timeout=request.timeout,
+            parallel=request.parallel,
+            runs=request.runs,
+            fail_fast=request.fail_fast,
+            run_filter=_compile_filter(request.run_filter),
+            before_all=request.before_all,
+            after_all=request.after_all,
+            simulator=request.simulator,
+        )
+        if spec.kind == "message":
+            return await _run_message(config, spec.value, request, view)
+        if spec.kind == "file":
+            assert spec.path is not None
+            cases = load_cases(spec.path, project_root=project_root_for(spec.path, package))
+            return await _run_cases(config, cases, request, view, spec)
+        raise ConfigError(
+            f"{spec.kind.replace('_', ' ')} input {spec.value!r} is not supported by this build",
+            hint="run a case file: agent eval <assistant> @tests/inputs.jsonl",
+        )
+    finally:
+        await registry.aclose()
+
+
+def _compile_filter(pattern: str | None) -> re.Pattern[str] | None:
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as error:
+        raise ConfigError(f"invalid --run pattern {pattern!r}: {error}") from None
+
+
+def _preflight_connector(config: EvalConfig, cases: list[Case]) -> str:
+    """Resolve the connector the cases will use before any runs, so a missing key or an
+    unknown connector is a usage error (exit 2), not N case errors."""
+    package = config.assistant.package
+    specs = {config.connector or case.options.connector or package.connector for case in cases}
+    specs.discard(None)
+    if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
+        raise ConfigError(
+            f"assistant {package.id!r} has no connector",
+            hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
+        )
+    for spec in sorted(s for s in specs if s):
+        config.registry.model(spec, package=package)
+    return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
+
+
+async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: Any) -> int:
+    case = parse_case(
+        {"id": "T001", "input": text},
+        source_file=request.cwd / "<message>",
+        line=1,
+        project_root=request.cwd,
+    )
+    _preflight_connector(config, [case])
+    runner = EvalRunner(config)
+    started = time.perf_counter()
+    conversation = config.assistant.conversation(runner.request_options(case, None))
+    try:
+        async with asyncio.timeout(config.timeout):
+            reply = await conversation.send(case.build_messages())
+    except TimeoutError:
+        view.direct_error(f"timed out after {config.timeout:g}s")
+        return EXIT_FAILED
+    except HookError as error:
+        view.direct_error(str(error))
+        return EXIT_FAILED
+    duration_ms = int((time.perf_counter() - started) * 1000)
+    view.direct_output(reply.output, trace_of(reply), duration_ms, reply.error)
+    return EXIT_FAILED if reply.status in ("failed", "aborted") else EXIT_OK
+
+
+def default_output_path(case_file: Path) -> Path:
+    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file."""
+    return case_file.parent / f"output-{datetime.now():%Y%m%d%H%M%S}.jsonl"
+
+
+async def _run_cases(
+    config: EvalConfig, cases: list[Case], request: EvalRequest, view: Any, spec: InputSpec
+) -> int:
+    from agentcli.eval.reports import writer_for
+
+    package = config.assistant.package
+    if request.dry_run:
+        return _dry_run(cases, request, view)
+    connector = _preflight_connector(config, cases)
+    selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
+    if config.run_filter is not None and not selected:
+        raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
+    view.header()
+    view.info(f"Agent: {package.id}")
+    if connector:
+        view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
+    view.info(f"Input: {case_file_label(spec.path)} ({len(cases)} test cases)")
+    skipped = sum(1 for c in selected if c.skip)
+    if skipped:
+        view.warning(f"Skipped: {skipped} test cases")
+    if config.run_filter is not None:
+        view.info(f'Filter: "{request.run_filter}" ({len(selected)} test cases match)')
+    if request.ctx_file:
+        view.info(f"Context: {request.ctx_file}")
+    if config.runs > 1:
+        view.info(f"Runs: {config.runs} per test case (stability analysis)")
+    view.info(f"Timeout: {config.timeout:g}s")
+    view.info(f"Parallel: {config.parallel}")
+    output_path = request.output or default_output_path(spec.path or request.cwd / "cases")
+    writer = writer_for(output_path)
+    started_at = datetime.now(UTC)
+    header = {
+        "type": "header",
+        "environment": {
+            "user_id": config.user_id or config.context.user_id or "test-user",
+            "team_id": config.team_id or config.context.team_id or "test-team",
+            "locale": config.locale or config.context.locale or "en-us",
+            "chat_id": config.context.chat_id or None,
+            "metadata": config.context.metadata or None,
+        },
+        "metadata": {
+            "started_at": started_at.isoformat(),
+            "version": __version__,
+            "input_file": case_file_label(spec.path),
+            "options": {
+                "connector": request.connector,
+                "timeout_s": config.timeout,
+                "parallel": config.parallel,
+                "runs": config.runs,
+                "fail_fast": config.fail_fast,
+                "run": request.run_filter,
+            },
+        },
+    }
+    writer.open(header)
+    counts: dict[str, int] = {}
+
+    def on_result(result: CaseResult) -> None:
+        counts[result.status] = counts.get(result.status, 0) + 1
+        writer.add(result.to_dict())
+
+    runner = EvalRunner(config, on_event=view.on_event, on_result=on_result)
+    view.section("Running Tests")
+    view.start_progress(len(selected) * config.runs)
+    clock = time.perf_counter()
+    interrupted = False
+    before_all_data: Any = None
+    run_task = asyncio.ensure_future(runner.run(cases))
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        nonlocal interrupted
+        if interrupted:
+            os._exit(EXIT_INTERRUPTED)  # a second signal leaves at once
+        interrupted = True
+        run_task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal)
+    failed_before_all: BeforeAllFailed | None = None
+    try:
+        outcome = await run_task
+        before_all_data = outcome.before_all_data
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        runner.flush_finished()
+    except BeforeAllFailed as error:
+        failed_before_all = error
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        view.stop_progress()
+        await runner.after_all(before_all_data)
+    duration_ms = int((time.perf_counter() - clock) * 1000)
+    summary = summary_from_counts(
+        counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
+    )
+    header["metadata"]["completed_at"] = datetime.now(UTC).isoformat()
+    writer.close(summary, None)
+    if failed_before_all is not None:
+        view.error(f"beforeAll script failed: {failed_before_all}")
+        return EXIT_USAGE
+    view.summary(summary, str(output_path))
+    view.output_file(str(output_path))
+    if interrupted:
+        view.warning(f"Interrupted: {runner.delivered} finished results written to {output_path}")
+        return EXIT_INTERRUPTED
+    passed = summary["failed"] + summary["errors"] + summary["timeouts"] == 0
+    view.banner(passed)
+    return EXIT_OK if passed else EXIT_FAILED
+
+
+def _dry_run(cases: list[Case], request: EvalRequest, view: Any) -> int:
+    for case in cases:
+        view.dry_run_case(case)
+    if request.output is not None:
+        with request.output.open("w", encoding="utf-8") as handle:
+            for case in cases:
+                handle.write(json.dumps(case.to_dict(), ensure_ascii=False) + "\n")
+        view.output_file(str(request.output))
+    return EXIT_OK
