@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from agentcli.cli.errors import guarded
+
 HELP = """Evaluate an assistant: a message, a file of cases, or script tests.
 
 \b
@@ -22,7 +24,7 @@ Exit codes: 0 all passed, 1 a case failed/errored/timed out, 2 bad input, 130 in
 
 def register(app: typer.Typer) -> None:
     """Add the command to ``app``."""
-    app.command("eval", help=HELP, no_args_is_help=True)(eval_command)
+    app.command("eval", help=HELP, no_args_is_help=True)(guarded(eval_command))
 
 
 def eval_command(

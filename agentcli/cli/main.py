@@ -12,6 +12,7 @@ import sys
 import typer
 
 from agentcli import __version__
+from agentcli.cli.errors import debug_enabled, set_debug
 
 app = typer.Typer(
     name="agent",
@@ -22,9 +23,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-_state = {"debug": False}
-
 
 def _version(value: bool) -> None:
     if value:
@@ -47,7 +45,7 @@ def _root(
       agent run expense "submit $25 for lunch"  one turn with an assistant package
       agent eval expense @tests/inputs.jsonl    run eval cases
     """
-    _state["debug"] = debug
+    set_debug(debug)
 
 
 COMMANDS = ("run_cmd", "eval_cmd")
@@ -72,7 +70,7 @@ def main() -> None:
     except Exception as error:
         from agentcli.errors import AgentCliError
 
-        if _state["debug"] or "--debug" in sys.argv:
+        if debug_enabled() or "--debug" in sys.argv:
             raise
         if isinstance(error, AgentCliError):
             sys.stderr.write(f"error: {error}\n")

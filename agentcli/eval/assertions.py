@@ -59,7 +59,7 @@ class Subject:
     output: Any
     text: str
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    duration_ms: int = 0
+    duration_ms: float = 0
     usage: dict[str, Any] = field(default_factory=normalize_usage)
     input: Any = None
 
@@ -69,7 +69,7 @@ class Subject:
         output: Any,
         *,
         tool_calls: Sequence[ToolCallRecord] = (),
-        duration_ms: int = 0,
+        duration_ms: float = 0,
         usage: dict[str, Any] | None = None,
         input: Any = None,
     ) -> Subject:
@@ -84,7 +84,7 @@ class Subject:
         )
 
     @classmethod
-    def from_trace(cls, trace: Trace, *, duration_ms: int, input: Any = None) -> Subject:
+    def from_trace(cls, trace: Trace, *, duration_ms: float, input: Any = None) -> Subject:
         """A subject for a finished case: its output is ``output_under_test(trace)``."""
         return cls.of(
             output_under_test(trace),

@@ -210,7 +210,7 @@ class ConsoleView:
         """``○ [id] input`` for ``--dry-run``."""
         self.console.print(Text(f"  ○ [{case.id}] {preview(input_text(case), 80)}"))
 
-    def direct_output(self, output: Any, trace: Any, duration_ms: int, error: str | None) -> None:
+    def direct_output(self, output: Any, trace: Any, duration_ms: float, error: str | None) -> None:
         """Message mode: the answer as is (objects as indented JSON), then the tool calls."""
         if error:
             self.error(error)
@@ -318,7 +318,7 @@ class JsonEvents:
         """One planned case."""
         self.emit({"type": "dry_run_case", "case": case.to_dict()})
 
-    def direct_output(self, output: Any, trace: Any, duration_ms: int, error: str | None) -> None:
+    def direct_output(self, output: Any, trace: Any, duration_ms: float, error: str | None) -> None:
         """Message mode's single JSON object."""
         data: dict[str, Any] = {
             "type": "direct_output",

@@ -190,7 +190,7 @@ class CaseResult:
     input: Any = None
     output: Any = None
     expected: Any = None
-    duration_ms: int = 0
+    duration_ms: float = 0
     error: str | None = None
     assertions: list[AssertionResult] = field(default_factory=list)
     trace: Trace | None = None
@@ -243,7 +243,7 @@ class CaseResult:
             input=data.get("input"),
             output=data.get("output"),
             expected=data.get("expected"),
-            duration_ms=int(data.get("duration_ms") or 0),
+            duration_ms=data.get("duration_ms") or 0,
             error=data.get("error") or None,
             assertions=[AssertionResult.from_dict(a) for a in data.get("assertions") or []],
             trace=Trace.from_dict(trace) if isinstance(trace, dict) else None,

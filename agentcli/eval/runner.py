@@ -384,8 +384,8 @@ def _first_failure(assertions: list[Any]) -> str | None:
     return None
 
 
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
 
 
 def _seconds(value: float) -> str:

@@ -1,0 +1,45 @@
+"""Turning the project's errors into a one-line message and an exit code (a traceback only
+with ``--debug``), for every command."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from agentcli.errors import AgentCliError
+
+__all__ = ["debug_enabled", "guarded", "set_debug"]
+
+_debug = {"on": False}
+
+
+def set_debug(value: bool) -> None:
+    """Switch tracebacks on (``--debug``)."""
+    _debug["on"] = value
+
+
+def debug_enabled() -> bool:
+    """Whether ``--debug`` was given."""
+    return _debug["on"]
+
+
+def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a command so an ``AgentCliError`` prints ``error: ...`` on stderr and exits with
+    its code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except AgentCliError as error:
+            if _debug["on"]:
+                raise
+            sys.stderr.write(f"error: {error}\n")
+            sys.stderr.flush()
+            raise typer.Exit(error.exit_code) from None
+
+    return wrapper

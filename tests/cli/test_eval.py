@@ -1,0 +1,236 @@
+"""`agent eval` end to end: invocation forms, formats, exit codes, interruption."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcli.cli.main import _register, app
+from agentcli.eval.reports import read_results
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "fixtures" / "assistants" / "probe"
+
+_register()
+runner = CliRunner()
+
+CASES = [
+    {"id": "hello", "input": "hello", "assert": {"type": "contains", "value": "Hello"}},
+    {"id": "add", "input": "add 2 3", "assert": {"type": "contains", "value": "sum=5"}},
+    {
+        "id": "json",
+        "input": "json",
+        "assert": {"type": "json_path", "path": "city", "value": "Paris"},
+    },
+]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project folder with assistants/probe and a case file; cwd is the project."""
+    shutil.copytree(PROBE, tmp_path / "assistants" / "probe")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PROBE_LOG", str(tmp_path / "hooks.log"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    write_cases(tmp_path / "assistants" / "probe" / "tests" / "inputs.jsonl", CASES)
+    return tmp_path
+
+
+def write_cases(path: Path, cases: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    return path
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["eval", *args], catch_exceptions=False)
+
+
+def test_all_pass_exit_0_and_default_results_file(project):
+    result = invoke("probe", "@assistants/probe/tests/inputs.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "✨ ALL TESTS PASSED ✨" in result.output
+    (output,) = (project / "assistants/probe/tests").glob("output-*.jsonl")
+    loaded = read_results(output)
+    assert [r["id"] for r in loaded.results] == ["hello", "add", "json"]
+    assert loaded.summary["passed"] == 3
+    assert loaded.summary["pass_rate"] == 100.0
+
+
+def test_assistant_found_from_the_case_file(project):
+    result = invoke("-i", "assistants/probe/tests/inputs.jsonl", "-o", "out.json")
+    assert result.exit_code == 0, result.output
+    report = json.loads((project / "out.json").read_text())
+    assert list(report) == ["summary", "environment", "results", "metadata"]
+    assert report["summary"]["agent_id"] == "probe"
+
+
+def test_a_failure_exits_1(project):
+    path = write_cases(
+        project / "fail.jsonl",
+        [{"id": "x", "input": "hello", "assert": {"type": "contains", "value": "bye"}}],
+    )
+    result = invoke("probe", f"@{path}", "-o", "r.jsonl")
+    assert result.exit_code == 1
+    assert "❌ TESTS FAILED" in result.output
+    assert '└─ expected output to contain "bye"' in result.output
+
+
+def test_a_bad_case_file_exits_2_with_file_and_line(project):
+    path = project / "bad.jsonl"
+    path.write_text(
+        '{"id": "ok", "input": "hi"}\n{"id": "x", "input": "hi", "assert": {"type": "regex", "value": "("}}\n{not json\n'
+    )
+    result = invoke("probe", f"@{path}")
+    assert result.exit_code == 2
+    assert "bad.jsonl:2:" in result.output
+    assert "bad.jsonl:3:" in result.output
+    assert "Traceback" not in result.output
+    assert not list(project.glob("output-*.jsonl"))
+
+
+def test_unknown_assistant_exits_2(project):
+    from agentcli.cli.main import main
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "agentcli", "eval", "prbe", "hello"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "AGENTCLI_HOME": str(project / "home")},
+    )
+    assert main  # the module entry point exists
+    assert completed.returncode == 2
+    assert "prbe" in completed.stderr and "probe" in completed.stderr  # did you mean
+    assert "Traceback" not in completed.stderr
+
+
+def test_message_mode_prints_the_answer_and_tool_calls(project):
+    result = invoke("probe", "add 4 5")
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [
+        "sum=9",
+        "",
+        "--- Tool Calls ---",
+        '  probe/add → OK (args: {"a": 4, "b": 5})',
+    ]
+    assert not list(project.rglob("output-*.jsonl"))
+
+
+def test_message_mode_json(project):
+    result = invoke("probe", "json", "--json")
+    data = json.loads(result.output)
+    assert data["type"] == "direct_output"
+    assert data["output"] == '{"intent": "weather", "city": "Paris", "days": [1, 2]}'
+
+
+def test_json_mode_prints_only_json(project):
+    result = invoke("probe", "@assistants/probe/tests/inputs.jsonl", "--json", "-o", "r.jsonl")
+    assert result.exit_code == 0
+    events = [json.loads(line) for line in result.output.splitlines()]
+    assert [e["type"] for e in events if e["type"] != "log"] == [
+        "test_start",
+        "test_result",
+        "test_start",
+        "test_result",
+        "test_start",
+        "test_result",
+        "summary",
+        "output_file",
+    ]
+
+
+@pytest.mark.parametrize("extension", ["jsonl", "json", "md", "html", "xml"])
+def test_every_output_format_reads_back(project, extension):
+    result = invoke("probe", "@assistants/probe/tests/inputs.jsonl", "-o", f"report.{extension}")
+    assert result.exit_code == 0
+    path = project / f"report.{extension}"
+    text = path.read_text(encoding="utf-8")
+    if extension == "jsonl":
+        lines = [json.loads(line) for line in text.splitlines()]
+        assert [line["type"] for line in lines] == [
+            "header",
+            "result",
+            "result",
+            "result",
+            "summary",
+        ]
+    elif extension == "json":
+        assert [r["id"] for r in json.loads(text)["results"]] == ["hello", "add", "json"]
+    elif extension == "xml":
+        suite = ET.fromstring(text).find("testsuite")
+        assert suite.get("tests") == "3" and suite.get("failures") == "0"
+        assert [c.get("name") for c in suite.iter("testcase")] == ["hello", "add", "json"]
+    else:
+        for case_id in ("hello", "add", "json"):
+            assert case_id in text
+
+
+def test_bad_option_values_exit_2(project):
+    assert invoke("probe", "hi", "--timeout", "abc").exit_code == 2
+    assert invoke("probe", "hi", "--parallel", "0").exit_code == 2
+    assert invoke("probe", "hi", "--runs", "-1").exit_code == 2
+
+
+def test_missing_api_key_is_a_usage_error_before_any_case(project, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentcli",
+            "eval",
+            "probe",
+            "@assistants/probe/tests/inputs.jsonl",
+            "-c",
+            "openai/gpt-4o-mini",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
+    )
+    assert completed.returncode == 2
+    assert "OPENAI_API_KEY" in completed.stderr
+    assert not list(project.rglob("output-*.jsonl"))
+
+
+def test_sigint_keeps_every_finished_result(project):
+    cases = [{"id": f"fast{i}", "input": "hello"} for i in range(3)] + [
+        {"id": "slow", "input": "sleep 30"},
+        {"id": "never", "input": "hello"},
+    ]
+    path = write_cases(project / "cases.jsonl", cases)
+    out = project / "results.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentcli", "eval", "probe", f"@{path}", "-o", str(out)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENTCLI_HOME": str(project / "home")},
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_text().count('"type":"result"') >= 3:
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    loaded = read_results(out)
+    assert [r["id"] for r in loaded.results] == ["fast0", "fast1", "fast2"]
+    assert loaded.summary is not None and loaded.summary["total"] == 3
+    assert "Interrupted: 3 finished results written" in stdout
