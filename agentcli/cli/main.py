@@ -24,6 +24,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"agent {__version__}")
