@@ -106,7 +106,7 @@ def merge_reports(
     results = _merged_results(loaded, names, allow_duplicates, warnings)
     cases = [_case_result(result, names[source]) for source, result in results]
     walls = [_duration(report) for report in loaded]
-    summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=sum(walls))
+    summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=max(walls))
     summary["total_duration_ms"] = sum(walls)
     stability: list[CaseStability] = []
     if any(case.run is not None for case in cases):

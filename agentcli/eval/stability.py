@@ -77,8 +77,7 @@ def _check_counts(n: int, c: int, k: int) -> None:
 def pass_at_k(n: int, c: int, k: int) -> float:
     """P(at least one of k runs passes), unbiased from n runs with c passes (Chen et al. 2021)."""
     _check_counts(n, c, k)
-    if n - c < k:
-        return 1.0  # every k-subset of the runs contains a pass
+    # math.comb is 0 when k > n - c: every k-subset then holds a pass and this gives 1.
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
@@ -214,16 +213,11 @@ class CaseStability:
         }
 
 
-def _run_order(result: RunResult) -> int:
-    """Sort key of a run: its index (a result without one sorts first)."""
-    run = _run_fields(result)[2]
-    return run if isinstance(run, int) else 0
-
-
 def stability_for_case(case_id: str, runs: Iterable[RunResult]) -> CaseStability:
     """The stability figures of one case from its run results (dicts or CaseResults)."""
-    # Sorted by run index so float sums (cost) do not depend on the order runs finished in.
-    fields = [_run_fields(result) for result in sorted(runs, key=_run_order)]
+    # Every figure is order-free (counts, sorted durations, fsum of costs), so runs that
+    # finished in any order give the same result.
+    fields = [_run_fields(result) for result in runs]
     statuses = [status for _, status, _, _, _ in fields]
     counted = [duration for _, status, _, duration, _ in fields if status != "skipped"]
     n, passed = len(counted), statuses.count("passed")
