@@ -71,6 +71,16 @@ def eval_command(
         None, "-s", "--scripts", help="Run Test* functions of src/<MODULE>_test.py."
     ),
     root: Path | None = typer.Option(None, "--root", help="Assistants root folder."),
+    min_pass_rate: float = typer.Option(
+        100.0,
+        "--min-pass-rate",
+        min=0,
+        max=100,
+        help="With --runs: a case passes at this rate (%).",
+    ),
+    shard: str | None = typer.Option(
+        None, "--shard", help="Run shard i of N (i/N), by a stable hash of ids."
+    ),
 ) -> None:
     """Run eval cases."""
     import asyncio
@@ -108,6 +118,8 @@ def eval_command(
         json=json_events,
         verbose=verbose,
         scripts=scripts,
+        min_pass_rate=min_pass_rate,
+        shard=shard,
     )
     if json_events:
         from agentcli.eval.console import JsonEvents

@@ -22,6 +22,13 @@ from agentcli.eval.runner import RunEvent
 __all__ = ["ConsoleView", "JsonEvents", "format_duration"]
 
 RULE_WIDTH = 63
+STABILITY_STYLES = {
+    "stable": ("Stable", "green"),
+    "mostly_stable": ("Mostly Stable", "yellow"),
+    "unstable": ("Unstable", "red"),
+    "highly_unstable": ("Highly Unstable", "bold red"),
+    "skipped": ("Skipped", "yellow"),
+}
 STATUS_STYLES = {
     "passed": ("PASSED", "bold green"),
     "failed": ("FAILED", "bold red"),
@@ -175,6 +182,24 @@ class ConsoleView:
                     )
                 )
 
+    def stability(self, stats: Any) -> None:
+        """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done."""
+        label, style = STABILITY_STYLES.get(stats.stability, (stats.stability, "white"))
+        rate = "-" if stats.pass_rate is None else f"{stats.pass_rate:g}%"
+        duration = stats.duration or {}
+        timing = ""
+        if duration.get("avg") is not None:
+            timing = (
+                f" avg {format_duration(duration['avg'])} p95 {format_duration(duration['p95'])}"
+            )
+        self.console.print(
+            Text.assemble(
+                (f"[{stats.id}] ", "white"),
+                (f"{rate} ({stats.passed}/{stats.runs}) {label}", style),
+                (timing, "bright_black"),
+            )
+        )
+
     # -- the end -----------------------------------------------------------------------
 
     def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
@@ -200,8 +225,31 @@ class ConsoleView:
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
         self.console.print(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
         self.console.print(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}")
+        if summary.get("runs_per_case"):
+            self._stability_table(summary)
         if output_path:
             self.console.print(f"\n  Output: {output_path}")
+
+    def _stability_table(self, summary: dict[str, Any]) -> None:
+        self.console.print("\n  Stability Analysis:")
+        rows = [
+            ("Runs/Case:", summary.get("runs_per_case")),
+            ("Total Runs:", summary.get("total_runs")),
+            ("Stable:", summary.get("stable")),
+            ("Mostly Stable:", summary.get("mostly_stable")),
+            ("Unstable:", summary.get("unstable")),
+            ("Highly Unstable:", summary.get("highly_unstable")),
+            ("Overall Rate:", f"{summary.get('overall_pass_rate') or 0:.1f}%"),
+            ("Mean Case Rate:", f"{summary.get('mean_pass_rate') or 0:.1f}%"),
+        ]
+        for label, value in rows:
+            self.console.print(f"    {label:<17}{value}")
+        below = summary.get("cases_below_threshold") or []
+        if below:
+            threshold = summary.get("min_pass_rate", 100)
+            self.console.print(
+                Text(f"    Below {threshold:g}%:      {', '.join(below)}", style="red")
+            )
 
     def output_file(self, path: str) -> None:
         """Where the results went (already shown in the summary)."""
@@ -302,6 +350,10 @@ class JsonEvents:
 
     def stop_progress(self) -> None:
         """No progress bar in the stream."""
+
+    def stability(self, stats: Any) -> None:
+        """A case's stability figures, once its runs are done."""
+        self.emit({"type": "stability", **stats.to_dict()})
 
     def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
         """The summary event."""

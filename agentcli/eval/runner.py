@@ -115,8 +115,10 @@ class EvalRunner:
         *,
         on_event: Callable[[RunEvent], None] = lambda event: None,
         on_result: Callable[[CaseResult], None] = lambda result: None,
+        stop_when: Callable[[CaseResult], bool] | None = None,
     ) -> None:
         self.config = config
+        self.stop_when = stop_when or _failed
         self.on_event = on_event
         self._reorder = _Reorder(self._deliver)
         self._on_result = on_result
@@ -179,7 +181,7 @@ class EvalRunner:
                     )
                     self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
             self._reorder.add(index, result)
-            if config.fail_fast and result.status in ("failed", "error", "timeout"):
+            if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
                 outcome.stopped_early = True
                 self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
                 self._stop.set()
@@ -375,6 +377,10 @@ def trace_of(reply: Reply) -> Trace:
         },
         logs=reply.trace or None,
     )
+
+
+def _failed(result: CaseResult) -> bool:
+    return result.status in ("failed", "error", "timeout")
 
 
 def _first_failure(assertions: list[Any]) -> str | None:

@@ -21,6 +21,7 @@ from agentcli.assistant.package import find_assistants_root, find_package_dir, r
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError, HookError
 from agentcli.eval.cases import Case, load_cases, parse_case
+from agentcli.eval.merge import exit_code_for
 from agentcli.eval.results import CaseResult, summary_from_counts
 from agentcli.eval.runner import (
     DEFAULT_TIMEOUT,
@@ -30,6 +31,8 @@ from agentcli.eval.runner import (
     trace_of,
 )
 from agentcli.eval.services import EvalContext, case_file_label
+from agentcli.eval.sharding import parse_shard, select_shard
+from agentcli.eval.stability import StabilityTracker, stability_summary
 
 __all__ = ["EvalRequest", "InputSpec", "classify_input", "load_context_file", "run_eval"]
 
@@ -73,6 +76,8 @@ class EvalRequest:
     json: bool = False
     verbose: bool = False
     scripts: str | None = None
+    min_pass_rate: float = 100.0
+    shard: str | None = None
 
 
 def classify_input(raw: str, cwd: Path) -> InputSpec:
@@ -269,6 +274,10 @@ async def _run_cases(
     package = config.assistant.package
     if request.dry_run:
         return _dry_run(cases, request, view)
+    if request.shard:
+        index, count = parse_shard(request.shard)
+        cases = select_shard(cases, index, count)
+        view.info(f"Shard: {index}/{count} ({len(cases)} test cases)")
     connector = _preflight_connector(config, cases)
     selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
     if config.run_filter is not None and not selected:
@@ -287,6 +296,8 @@ async def _run_cases(
         view.info(f"Context: {request.ctx_file}")
     if config.runs > 1:
         view.info(f"Runs: {config.runs} per test case (stability analysis)")
+        if request.min_pass_rate < 100:
+            view.info(f"Min pass rate: {request.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     view.info(f"Parallel: {config.parallel}")
     output_path = request.output or default_output_path(spec.path or request.cwd / "cases")
@@ -317,12 +328,23 @@ async def _run_cases(
     }
     writer.open(header)
     counts: dict[str, int] = {}
+    tracker = (
+        StabilityTracker([c.id for c in selected], runs=config.runs) if config.runs > 1 else None
+    )
 
     def on_result(result: CaseResult) -> None:
         counts[result.status] = counts.get(result.status, 0) + 1
         writer.add(result.to_dict())
 
-    runner = EvalRunner(config, on_event=view.on_event, on_result=on_result)
+    def stop_when(result: CaseResult) -> bool:
+        if tracker is None:
+            return result.status in ("failed", "error", "timeout")
+        finished = tracker.add(result)
+        if finished is not None:
+            view.stability(finished)
+        return not tracker.can_still_reach(result.id, config.runs, request.min_pass_rate)
+
+    runner = EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
     view.section("Running Tests")
     view.start_progress(len(selected) * config.runs)
     clock = time.perf_counter()
@@ -359,8 +381,12 @@ async def _run_cases(
     summary = summary_from_counts(
         counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
     )
+    stability = tracker.results() if tracker is not None else []
+    if tracker is not None:
+        summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+        summary["runs_per_case"] = config.runs
     header["metadata"]["completed_at"] = datetime.now(UTC).isoformat()
-    writer.close(summary, None)
+    writer.close(summary, [s.to_dict() for s in stability] or None)
     if failed_before_all is not None:
         view.error(f"beforeAll script failed: {failed_before_all}")
         return EXIT_USAGE
@@ -369,9 +395,9 @@ async def _run_cases(
     if interrupted:
         view.warning(f"Interrupted: {runner.delivered} finished results written to {output_path}")
         return EXIT_INTERRUPTED
-    passed = summary["failed"] + summary["errors"] + summary["timeouts"] == 0
-    view.banner(passed)
-    return EXIT_OK if passed else EXIT_FAILED
+    code = exit_code_for(summary, stability, request.min_pass_rate)
+    view.banner(code == EXIT_OK)
+    return code
 
 
 def _dry_run(cases: list[Case], request: EvalRequest, view: Any) -> int:

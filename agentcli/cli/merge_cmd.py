@@ -1,0 +1,55 @@
+"""``agent merge``: combine results files (e.g. CI shards) into one report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from agentcli.cli.errors import guarded
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to ``app``."""
+    app.command(
+        "merge",
+        help=(
+            "Merge results files into one report; the summary and stability figures are "
+            "recomputed, duplicate cases are an error. Exit codes as for agent eval.\n\n"
+            "Examples:\n\n"
+            "  agent merge shard-1.jsonl shard-2.jsonl -o all.jsonl\n\n"
+            "  agent merge results/*.jsonl -o report.html"
+        ),
+        no_args_is_help=True,
+    )(guarded(merge))
+
+
+def merge(
+    files: list[Path] = typer.Argument(..., help="Results files to merge."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="Merged file; the extension picks the format."
+    ),
+    allow_duplicates: bool = typer.Option(
+        False, "--allow-duplicates", help="Keep the later copy of a duplicate."
+    ),
+    min_pass_rate: float = typer.Option(
+        100.0, "--min-pass-rate", min=0, max=100, help="Stability threshold (%)."
+    ),
+) -> None:
+    """Merge results files."""
+    from agentcli.errors import ConfigError
+    from agentcli.eval.merge import merge_files, write_merged
+
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise ConfigError(f"results file(s) not found: {', '.join(missing)}")
+    merged = merge_files(files, allow_duplicates=allow_duplicates, min_pass_rate=min_pass_rate)
+    for warning in merged.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    write_merged(merged, output)
+    summary = merged.summary
+    typer.echo(
+        f"merged {len(files)} files: {summary['total']} results, {summary['passed']} passed, "
+        f"pass rate {summary['pass_rate']:.1f}% -> {output}"
+    )
+    raise typer.Exit(merged.exit_code())

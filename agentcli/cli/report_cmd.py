@@ -1,0 +1,46 @@
+"""``agent report``: render a results file in another format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from agentcli.cli.errors import guarded
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to ``app``."""
+    app.command(
+        "report",
+        help=(
+            "Render a results file as .json, .md, .html (self-contained) or .xml (JUnit).\n\n"
+            "Examples:\n\n"
+            "  agent report tests/output-20261130120000.jsonl -o report.html\n\n"
+            "  agent report results.jsonl -o junit.xml"
+        ),
+        no_args_is_help=True,
+    )(guarded(report))
+
+
+def report(
+    results: Path = typer.Argument(..., help="Results file (.jsonl, or a .json report)."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="Report file; the extension picks the format."
+    ),
+) -> None:
+    """Render a report."""
+    from agentcli.errors import ConfigError
+    from agentcli.eval.reports import read_results, writer_for
+
+    if not results.is_file():
+        raise ConfigError(f"results file not found: {results}")
+    loaded = read_results(results)
+    for warning in loaded.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    writer = writer_for(output)
+    writer.open(loaded.header or {"type": "header"})
+    for result in loaded.results:
+        writer.add(result)
+    writer.close(loaded.summary or {}, loaded.stability_results or None)
+    typer.echo(f"wrote {output}")
