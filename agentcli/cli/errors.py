@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from agentcli.errors import AgentCliError
+from agentcli.secrets import redact_text
 
 __all__ = ["debug_enabled", "guarded", "set_debug"]
 
@@ -38,7 +39,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         except AgentCliError as error:
             if _debug["on"]:
                 raise
-            sys.stderr.write(f"error: {error}\n")
+            sys.stderr.write(f"error: {redact_text(str(error))}\n")
             sys.stderr.flush()
             raise typer.Exit(error.exit_code) from None
 

@@ -81,6 +81,12 @@ def eval_command(
     shard: str | None = typer.Option(
         None, "--shard", help="Run shard i of N (i/N), by a stable hash of ids."
     ),
+    retries: int = typer.Option(
+        0, "--retries", min=0, help="Re-run a case that ended in error up to N times."
+    ),
+    resume: Path | None = typer.Option(
+        None, "--resume", help="Continue a partial results file: keep its finished cases."
+    ),
 ) -> None:
     """Run eval cases."""
     import asyncio
@@ -120,6 +126,8 @@ def eval_command(
         scripts=scripts,
         min_pass_rate=min_pass_rate,
         shard=shard,
+        retries=retries,
+        resume=resume,
     )
     if json_events:
         from agentcli.eval.console import JsonEvents

@@ -49,7 +49,7 @@ def _root(
     set_debug(debug)
 
 
-COMMANDS = ("run_cmd", "eval_cmd", "extract_cmd", "report_cmd", "merge_cmd")
+COMMANDS = ("run_cmd", "eval_cmd", "extract_cmd", "report_cmd", "merge_cmd", "list_cmd")
 
 
 def _register() -> None:
@@ -73,11 +73,13 @@ def main() -> None:
 
         if debug_enabled() or "--debug" in sys.argv:
             raise
+        from agentcli.secrets import redact_text
+
         if isinstance(error, AgentCliError):
-            sys.stderr.write(f"error: {error}\n")
+            sys.stderr.write(f"error: {redact_text(str(error))}\n")
             sys.exit(error.exit_code)
         sys.stderr.write(
-            f"error: internal error: {type(error).__name__}: {error}\n"
+            f"error: internal error: {type(error).__name__}: {redact_text(str(error))}\n"
             "  hint: re-run with --debug for the traceback, and report it\n"
         )
         sys.exit(1)

@@ -18,6 +18,7 @@ from rich.text import Text
 from agentcli.eval.cases import input_text
 from agentcli.eval.matching import output_text
 from agentcli.eval.runner import RunEvent
+from agentcli.secrets import redact_data, redact_text
 
 __all__ = ["ConsoleView", "JsonEvents", "format_duration"]
 
@@ -51,7 +52,7 @@ def format_duration(ms: float) -> str:
 
 def preview(text: str, limit: int = 50) -> str:
     """Whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    flat = redact_text(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
@@ -128,7 +129,10 @@ class ConsoleView:
     def on_event(self, event: RunEvent) -> None:
         """Render one runner event."""
         if event.type == "test_result" and event.result is not None:
-            self.result_line(event)
+            if event.case is not None and event.case.is_dynamic:
+                self.dynamic_block(event)
+            else:
+                self.result_line(event)
             if self._progress is not None:
                 self._progress.advance(self._task)
         elif event.type == "log":
@@ -181,6 +185,56 @@ class ConsoleView:
                         style="bright_black",
                     )
                 )
+
+    def dynamic_block(self, event: RunEvent) -> None:
+        """A dynamic case as one block, printed when it ends so parallel cases never
+        interleave: ``► [id] (dynamic, N checkpoints)``, with ``-v`` the conversation and
+        ``✓ checkpoint: <id>`` marks, then ``└─ PASSED (T turns, N checkpoints, 8.5s)``."""
+        result, case = event.result, event.case
+        assert result is not None and case is not None
+        word, style = STATUS_STYLES[result.status]
+        turns = result.turns or []
+        total = len(case.checkpoints)
+        lines = [
+            Text.assemble(
+                (f"► [{result.id}] ", "white"),
+                (f"Run {event.run}: " if event.run else "", "white"),
+                (f"(dynamic, {total} checkpoints)", "cyan"),
+            )
+        ]
+        if self.verbose:
+            lines.append(_verbose(f"Dynamic test: {case.id} (max {case.max_turns} turns)"))
+            for turn in turns:
+                number = turn.get("turn")
+                lines.append(_verbose(f"Turn {number}: User: {preview(str(turn['input']), 80)}"))
+                response = turn.get("response") or {}
+                for call in response.get("tool_calls") or []:
+                    outcome = f"ERR: {preview(call['error'], 60)}" if call.get("error") else "OK"
+                    lines.append(_verbose(f"Turn {number}: Tool: {call['tool']} → {outcome}"))
+                agent = preview(output_text(turn.get("output")), 80)
+                lines.append(_verbose(f"Turn {number}: Agent: {agent}"))
+                lines.extend(
+                    _verbose(f"  ✓ checkpoint: {point}")
+                    for point in turn.get("checkpoints_reached") or []
+                )
+            for point in result.checkpoints or []:
+                if point["required"] and not point["reached"]:
+                    why = f": {point['message']}" if point.get("message") else ""
+                    lines.append(_verbose(f"  ✗ checkpoint: {point['id']} not reached{why}"))
+        lines.append(
+            Text.assemble(
+                "  └─ ",
+                (word, style),
+                (
+                    f" ({len(turns)} turns, {total} checkpoints, "
+                    f"{format_duration(result.duration_ms)})",
+                    "bright_black",
+                ),
+            )
+        )
+        if result.status in ("failed", "error", "timeout") and result.error:
+            lines.append(Text(f"  └─ {result.error}", style="red"))
+        self.console.print(Text("\n").join(lines))
 
     def stability(self, stats: Any) -> None:
         """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done."""
@@ -263,9 +317,10 @@ class ConsoleView:
         if error:
             self.error(error)
         if isinstance(output, str):
-            self.console.print(output, markup=False, highlight=False)
+            self.console.print(redact_text(output), markup=False, highlight=False)
         elif output is not None:
-            self.console.print(json.dumps(output, ensure_ascii=False, indent=2), markup=False)
+            text = json.dumps(redact_data(output), ensure_ascii=False, indent=2)
+            self.console.print(text, markup=False)
         if trace is not None and trace.tool_calls:
             self.console.print("\n--- Tool Calls ---")
             for call in trace.tool_calls:
@@ -289,6 +344,11 @@ class ConsoleView:
             self.console.print(Text(f"\n{rule}\n  ❌ TESTS FAILED\n{rule}\n", style="bold red"))
 
 
+def _verbose(message: str) -> Text:
+    """A grey ``│`` detail line."""
+    return Text(f"  │ {message}", style="bright_black")
+
+
 class JsonEvents:
     """``--json``: one JSON object per line on stdout, nothing else there."""
 
@@ -296,13 +356,15 @@ class JsonEvents:
         self.out = out or sys.stdout
 
     def emit(self, data: dict[str, Any]) -> None:
-        """Write one event line."""
-        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        """Write one event line (secrets redacted)."""
+        self.out.write(json.dumps(redact_data(data), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
     def on_event(self, event: RunEvent) -> None:
         """Translate a runner event."""
-        if event.type == "test_start" and event.case is not None:
+        if event.case is not None and event.case.is_dynamic:
+            self._dynamic(event)
+        elif event.type == "test_start" and event.case is not None:
             data: dict[str, Any] = {
                 "type": "test_start",
                 "id": event.case.id,
@@ -326,6 +388,37 @@ class JsonEvents:
             self.emit(data)
         elif event.type == "log":
             self.emit({"type": "log", "level": event.level, "message": event.message})
+
+    def _dynamic(self, event: RunEvent) -> None:
+        """``dynamic_start`` / ``dynamic_result`` in place of test_start / test_result."""
+        case, result = event.case, event.result
+        assert case is not None
+        data: dict[str, Any]
+        if event.type == "test_start":
+            data = {
+                "type": "dynamic_start",
+                "id": case.id,
+                "checkpoints": len(case.checkpoints),
+                "max_turns": case.max_turns,
+            }
+        elif event.type == "test_result" and result is not None:
+            reached = sum(1 for p in result.checkpoints or [] if p.get("reached"))
+            data = {
+                "type": "dynamic_result",
+                "id": result.id,
+                "status": result.status,
+                "turns": len(result.turns or []),
+                "checkpoints": len(case.checkpoints),
+                "checkpoints_reached": reached,
+                "duration_ms": result.duration_ms,
+            }
+            if result.error:
+                data["error"] = result.error
+        else:
+            return
+        if event.run:
+            data["run"] = event.run
+        self.emit(data)
 
     def header(self, title: str = "") -> None:
         """Not part of the stream."""

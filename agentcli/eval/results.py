@@ -99,12 +99,13 @@ class Trace:
     usage: dict[str, Any] = field(default_factory=normalize_usage)
     messages: list[dict[str, Any]] | None = None
     logs: list[dict[str, Any]] | None = None
+    retries: list[dict[str, Any]] | None = None  # model calls retried (rate limits, 5xx, ...)
 
     def __post_init__(self) -> None:
         self.usage = normalize_usage(self.usage)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs]``."""
+        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs][, retries]``."""
         data: dict[str, Any] = {
             "completion": self.completion,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
@@ -115,6 +116,8 @@ class Trace:
             data["messages"] = self.messages
         if self.logs is not None:
             data["logs"] = self.logs
+        if self.retries:
+            data["retries"] = self.retries
         return data
 
     @classmethod
@@ -127,6 +130,7 @@ class Trace:
             usage=normalize_usage(data.get("usage")),
             messages=data.get("messages"),
             logs=data.get("logs"),
+            retries=data.get("retries"),
         )
 
 

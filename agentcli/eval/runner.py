@@ -23,6 +23,7 @@ from agentcli.eval.assertions import AssertionEnv, Subject, evaluate, output_und
 from agentcli.eval.cases import Case, input_text
 from agentcli.eval.results import CaseResult, ToolCallRecord, Trace
 from agentcli.eval.services import EvalContext, HookRunner, judge_with_agent
+from agentcli.models.retry import RETRY_LOG
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
 
@@ -55,6 +56,8 @@ class EvalConfig:
     after_all: str | None = None
     simulator: str | None = None
     max_steps: int = 20
+    retries: int = 0  # re-runs of a case that ended in error (not failed)
+    done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
 
 
 @dataclass(slots=True)
@@ -157,7 +160,12 @@ class EvalRunner:
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
-        jobs = [(case, run) for case in selected for run in range(1, config.runs + 1)]
+        jobs = [
+            (case, run)
+            for case in selected
+            for run in range(1, config.runs + 1)
+            if (case.id, run if config.runs > 1 else None) not in config.done
+        ]
         semaphore = asyncio.Semaphore(max(1, config.parallel))
         tasks: list[asyncio.Task[None]] = []
 
@@ -168,7 +176,7 @@ class EvalRunner:
                     self._reorder.skip(index)
                     return
                 try:
-                    result = await self.run_case(case, run_index)
+                    result = await self._run_with_retries(case, run_index)
                 except asyncio.CancelledError:
                     if not self._stop.is_set():
                         raise  # interrupted: the case did not finish
@@ -211,6 +219,21 @@ class EvalRunner:
             await self.hooks.call(self.config.after_all, self.config.context, [], before_all_data)
         except AgentCliError as error:
             self.log(f"afterAll script failed: {error}", "warning")
+
+    async def _run_with_retries(self, case: Case, run: int | None) -> CaseResult:
+        """``run_case``, re-run while it ends in ``error`` and ``--retries`` allow."""
+        result = await self.run_case(case, run)
+        attempts = 1
+        while result.status == "error" and attempts <= self.config.retries:
+            attempts += 1
+            self.log(
+                f"retrying [{case.id}] (attempt {attempts}/{self.config.retries + 1}): {result.error}",
+                "warning",
+            )
+            result = await self.run_case(case, run)
+        if attempts > 1:
+            result.attempts = attempts
+        return result
 
     # -- one case ----------------------------------------------------------------------
 
@@ -293,15 +316,23 @@ class EvalRunner:
         )
 
     async def _execute(self, case: Case, run: int | None, started: float) -> CaseResult:
+        if case.is_dynamic:
+            from agentcli.eval.dynamic import run_dynamic  # dynamic imports this module
+
+            return await run_dynamic(self, case, run, started)
         timeout = case.timeout or self.config.timeout
         options = self.request_options(case, run)
         conversation = self.config.assistant.conversation(options)
+        retries: list[dict[str, Any]] = []
+        RETRY_LOG.set(retries)  # this task's model calls record their retries here
         try:
             async with asyncio.timeout(timeout):
                 reply = await conversation.send(case.build_messages())
         except TimeoutError:
             result = self._error(case, run, f"timed out after {_seconds(timeout)}", started)
             result.status = "timeout"
+            if retries:
+                result.trace = Trace(retries=retries)
             return result
         except HookError as error:
             return self._error(case, run, str(error), started)
@@ -309,8 +340,12 @@ class EvalRunner:
             return self._error(case, run, str(error), started)
         duration_ms = _elapsed_ms(started)
         trace = trace_of(reply)
+        trace.retries = retries or None
         if reply.status in ("failed", "aborted"):
-            result = self._error(case, run, reply.error or f"turn {reply.status}", started)
+            reason = reply.error or f"turn {reply.status}"
+            if reply.error_kind:
+                reason = f"[{reply.error_kind}] {reason}"
+            result = self._error(case, run, reason, started)
             result.trace = trace
             result.output = output_under_test(trace)
             return result

@@ -78,6 +78,8 @@ class EvalRequest:
     scripts: str | None = None
     min_pass_rate: float = 100.0
     shard: str | None = None
+    retries: int = 0
+    resume: Path | None = None
 
 
 def classify_input(raw: str, cwd: Path) -> InputSpec:
@@ -196,6 +198,7 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             before_all=request.before_all,
             after_all=request.after_all,
             simulator=request.simulator,
+            retries=request.retries,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, request, view)
@@ -300,7 +303,13 @@ async def _run_cases(
             view.info(f"Min pass rate: {request.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     view.info(f"Parallel: {config.parallel}")
-    output_path = request.output or default_output_path(spec.path or request.cwd / "cases")
+    kept = _resumed_results(request.resume) if request.resume else []
+    if request.resume:
+        view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
+        config.done = frozenset((r["id"], r.get("run")) for r in kept)
+    output_path = (
+        request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
+    )
     writer = writer_for(output_path)
     started_at = datetime.now(UTC)
     header = {
@@ -344,6 +353,11 @@ async def _run_cases(
             view.stability(finished)
         return not tracker.can_still_reach(result.id, config.runs, request.min_pass_rate)
 
+    for previous in kept:
+        counts[previous["status"]] = counts.get(previous["status"], 0) + 1
+        writer.add(previous)
+        if tracker is not None:
+            tracker.add(previous)
     runner = EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
     view.section("Running Tests")
     view.start_progress(len(selected) * config.runs)
@@ -398,6 +412,16 @@ async def _run_cases(
     code = exit_code_for(summary, stability, request.min_pass_rate)
     view.banner(code == EXIT_OK)
     return code
+
+
+def _resumed_results(path: Path) -> list[dict[str, Any]]:
+    """The finished results of an earlier (interrupted or partial) run, in file order; a torn
+    last line is tolerated."""
+    from agentcli.eval.reports import read_results
+
+    if not path.is_file():
+        raise ConfigError(f"--resume {path}: no such results file")
+    return read_results(path).results
 
 
 def _dry_run(cases: list[Case], request: EvalRequest, view: Any) -> int:

@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 from agentcli.errors import ConfigError, PackageError
 from agentcli.models.base import Model
 from agentcli.models.offline import EchoModel, FunctionModel, line_of, load_function, read_yaml
+from agentcli.secrets import register_secret
 
 __all__ = [
     "CONNECTORS_FILE",
@@ -244,6 +245,7 @@ def _api_key(
         key = _expand(config.api_key.strip(), "api_key", config, env)
         if not key:
             raise ConfigError(f"{config.where}: api_key is empty", hint=f"check {config.source}")
+        register_secret(key)  # a key written into connectors.yml is redacted like env keys
         return key
     if config.api_key is not None or provider not in KEY_VARIABLES:
         return None

@@ -24,19 +24,14 @@ from agentcli.errors import (
     RateLimited,
 )
 from agentcli.models.retry import parse_retry_after
+from agentcli.secrets import CREDENTIAL_PATTERNS, redact_text
 
 __all__ = ["map_error", "redact"]
 
 _MAX_DETAIL = 300
 _REDACTED = "[redacted]"
 _SECRET_PATTERNS = [
-    re.compile(r"(?i)\bbearer\s+[^\s\"',;]+"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(
-        r"(?i)((?:api[_-]?key|access[_-]?token|secret|password|authorization|x-api-key)"
-        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,;}]+"
-    ),
+    *CREDENTIAL_PATTERNS,
     # Long mixed letter-and-digit runs: opaque keys of providers we do not know by prefix.
     re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{32,}\b"),
 ]
@@ -58,6 +53,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, _REDACTED)
+    text = redact_text(text)
     for pattern in _SECRET_PATTERNS:
         text = pattern.sub(
             lambda m: (m.group(1) if m.groups() else "") + _REDACTED,

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
+from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
 from agentcli.models.streaming import StreamAssembler, chat_request
 
@@ -69,6 +70,7 @@ class LiteLLMModel:
         self.retry = retry or RetryPolicy()
         self.extra = dict(extra or {})
         self.on_retry = on_retry
+        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.model}, api_base={self.api_base!r})"
@@ -81,7 +83,10 @@ class LiteLLMModel:
     ) -> AsyncIterator[StreamPart]:
         """Yield deltas, then one ``ResponseDone``; failures raise ``ModelError``s."""
         return retry_stream(
-            lambda: self._attempt(messages, tools, settings), self.retry, on_retry=self.on_retry
+            lambda: self._attempt(messages, tools, settings),
+            self.retry,
+            on_retry=self.on_retry,
+            limiter=self.limiter,
         )
 
     async def _attempt(

@@ -16,6 +16,7 @@ from typing import Any
 from agentcli.errors import AuthenticationError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
+from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
 from agentcli.models.streaming import StreamAssembler, chat_request
 
@@ -49,6 +50,7 @@ class OpenAICompatModel:
         self.retry = retry or RetryPolicy()
         self.extra = dict(extra or {})
         self.on_retry = on_retry
+        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._known_params: frozenset[str] = frozenset()
@@ -64,7 +66,10 @@ class OpenAICompatModel:
     ) -> AsyncIterator[StreamPart]:
         """Yield deltas, then one ``ResponseDone``; failures raise ``ModelError``s."""
         return retry_stream(
-            lambda: self._attempt(messages, tools, settings), self.retry, on_retry=self.on_retry
+            lambda: self._attempt(messages, tools, settings),
+            self.retry,
+            on_retry=self.on_retry,
+            limiter=self.limiter,
         )
 
     async def aclose(self) -> None:

@@ -13,13 +13,19 @@ import email.utils
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from agentcli.errors import ConfigError, ModelError
+from agentcli.errors import ConfigError, ModelError, RateLimited
+from agentcli.models.limiter import AdaptiveLimiter
 
-__all__ = ["OnRetry", "RetryPolicy", "parse_retry_after", "retry_stream"]
+__all__ = ["RETRY_LOG", "OnRetry", "RetryPolicy", "parse_retry_after", "retry_stream"]
+
+RETRY_LOG: ContextVar[list[dict[str, Any]] | None] = ContextVar("agentcli_retry_log", default=None)
+"""Where retries of the current task's model calls are recorded (the eval runner sets one
+per case, so each result counts its own retries)."""
 
 T = TypeVar("T")
 
@@ -84,23 +90,46 @@ async def retry_stream(
     *,
     on_retry: OnRetry | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    limiter: AdaptiveLimiter | None = None,
 ) -> AsyncIterator[T]:
-    """Yield the parts of ``attempt()``, retrying retryable failures before the first part."""
+    """Yield the parts of ``attempt()``, retrying retryable failures before the first part.
+
+    Each attempt holds a place of ``limiter`` (when given), which learns from rate limits;
+    every retry is also recorded in ``RETRY_LOG`` when the caller set one (per eval case).
+    """
     number = 0
     while True:
         number += 1
         yielded = False
         try:
-            async with aclosing(attempt()) as parts:
+            async with _slot(limiter), aclosing(attempt()) as parts:
                 async for part in parts:
                     yielded = True
                     yield part
+            if limiter is not None:
+                await limiter.succeeded()
             return
         except ModelError as error:
             error.attempts = number
+            if limiter is not None and isinstance(error, RateLimited):
+                limiter.rate_limited()
             if yielded or not error.retryable or number >= policy.max_attempts:
                 raise
             wait = policy.delay(number, error.retry_after)
+            log = RETRY_LOG.get()
+            if log is not None:
+                log.append(
+                    {
+                        "attempt": number,
+                        "kind": error.kind,
+                        "delay_s": round(wait, 3),
+                        "error": str(error),
+                    }
+                )
             if on_retry is not None:
                 on_retry(error, number, wait)
             await sleep(wait)
+
+
+def _slot(limiter: AdaptiveLimiter | None) -> AbstractAsyncContextManager[None]:
+    return limiter.slot() if limiter is not None else nullcontext()

@@ -234,3 +234,20 @@ def test_sigint_keeps_every_finished_result(project):
     assert [r["id"] for r in loaded.results] == ["fast0", "fast1", "fast2"]
     assert loaded.summary is not None and loaded.summary["total"] == 3
     assert "Interrupted: 3 finished results written" in stdout
+
+
+def test_resume_keeps_finished_cases_and_runs_the_rest(project):
+    path = write_cases(project / "cases.jsonl", [{"id": i, "input": "hello"} for i in ("a", "b", "c", "d")])
+    first = invoke("probe", f"@{path}", "-o", "full.jsonl")
+    assert first.exit_code == 0
+    lines = (project / "full.jsonl").read_text().splitlines()
+    # a run killed after two results, mid-write of the third
+    partial = project / "partial.jsonl"
+    partial.write_text("\n".join(lines[:3]) + "\n" + lines[3][:25])
+    result = invoke("probe", f"@{path}", "--resume", "partial.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "Resume: partial.jsonl (2 finished results kept)" in result.output
+    assert result.output.count("► [") == 2  # only c and d ran
+    loaded = read_results(partial)
+    assert sorted(r["id"] for r in loaded.results) == ["a", "b", "c", "d"]
+    assert loaded.summary["total"] == 4 and not loaded.warnings

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentcli.errors import CaseFileError, ConfigError
-from agentcli.eval.reports import SUPPORTED_EXTENSIONS, read_results, writer_for
+from agentcli.eval.reports import SUPPORTED_EXTENSIONS, RedactingWriter, read_results, writer_for
 from agentcli.eval.reports.html import HtmlWriter
 from agentcli.eval.reports.json_report import JsonWriter
 from agentcli.eval.reports.jsonl import JsonlWriter
@@ -298,7 +298,8 @@ def write_report(
 )
 def test_writer_for_picks_the_format_by_extension(tmp_path: Path, name: str, kind: type) -> None:
     writer = writer_for(tmp_path / name)
-    assert isinstance(writer, kind)
+    assert isinstance(writer, RedactingWriter)
+    assert isinstance(writer.inner, kind)
     assert writer.path == tmp_path / name
 
 

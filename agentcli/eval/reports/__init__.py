@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.errors import ConfigError
+from agentcli.secrets import redact_data
 
 from .html import HtmlWriter
 from .json_report import JsonWriter
@@ -22,6 +23,7 @@ from .reader import LoadedReport, read_results
 __all__ = [
     "SUPPORTED_EXTENSIONS",
     "LoadedReport",
+    "RedactingWriter",
     "ReportWriter",
     "read_results",
     "writer_for",
@@ -60,8 +62,35 @@ _WRITERS: dict[str, type] = {
 SUPPORTED_EXTENSIONS = tuple(_WRITERS)
 
 
+class RedactingWriter:
+    """Passes everything through ``redact_data`` so no secret reaches a report."""
+
+    def __init__(self, inner: ReportWriter) -> None:
+        self.inner = inner
+        self.path = inner.path
+
+    def open(self, header: dict[str, Any]) -> None:
+        """Start the report."""
+        self.inner.open(redact_data(header))
+
+    def add(self, result: dict[str, Any]) -> None:
+        """Record one result."""
+        self.inner.add(redact_data(result))
+
+    def close(
+        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Finish the report."""
+        self.inner.close(redact_data(summary), redact_data(stability_results))
+
+
 def writer_for(path: Path) -> ReportWriter:
-    """The writer for ``path``'s extension (no extension: JSON Lines, the default format)."""
+    """The writer for ``path``'s extension (no extension: JSON Lines, the default format),
+    redacting secrets from everything it writes."""
+    return RedactingWriter(_plain_writer(path))
+
+
+def _plain_writer(path: Path) -> ReportWriter:
     suffix = path.suffix.lower()
     if not suffix:
         return JsonlWriter(path)

@@ -1,0 +1,86 @@
+"""Redaction: planted keys never reach results files, reports, NDJSON events or errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from agentcli.secrets import REDACTED, redact_data, redact_text, register_secret
+
+ROOT = Path(__file__).resolve().parents[1]
+PLANTED = "sk-planted0123456789abcdefXYZ"
+
+
+def test_values_of_secret_named_variables_are_redacted():
+    env = {
+        "MY_API_KEY": "hunter2hunter2",
+        "GITHUB_TOKEN": "ghp_abcdef123",
+        "HOME": "/home/me",
+        "SHORT_KEY": "1",
+    }
+    text = "key hunter2hunter2 token ghp_abcdef123 home /home/me and 1"
+    assert redact_text(text, env) == f"key {REDACTED} token {REDACTED} home /home/me and 1"
+
+
+def test_credential_shapes_are_redacted():
+    assert redact_text("Authorization: Bearer abc.def", {}) == f"Authorization: {REDACTED}"
+    assert redact_text("use sk-abcdefghijklmnop1234", {}) == f"use {REDACTED}"
+    assert redact_text('{"api_key": "zzz"}', {}) == '{"api_key": "' + REDACTED + '"}'
+
+
+def test_registered_values_and_nested_data():
+    register_secret("registered-value-42")
+    data = {"a": ["x registered-value-42 y", {"registered-value-42": 1}], "n": 3}
+    assert redact_data(data, {}) == {"a": [f"x {REDACTED} y", {REDACTED: 1}], "n": 3}
+
+
+def test_no_output_of_an_eval_run_contains_a_planted_key(tmp_path):
+    """The agent echoes the key; every file and stream the run produces is grepped for it."""
+    shutil.copytree(ROOT / "fixtures" / "assistants" / "probe", tmp_path / "probe")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps(
+            {
+                "id": "leak",
+                "input": f"my key is {PLANTED}",
+                "assert": {"type": "contains", "value": "nope"},
+            }
+        )
+        + "\n"
+    )
+    env = {**os.environ, "AGENTCLI_HOME": str(tmp_path / "home"), "EXAMPLE_API_KEY": PLANTED}
+    outputs = []
+    for args in (
+        ["--json", "-o", "r.jsonl"],
+        ["-v", "-o", "r.json"],
+        ["-o", "r.html"],
+        ["-o", "r.md"],
+        ["-o", "r.xml"],
+    ):
+        completed = subprocess.run(
+            [sys.executable, "-m", "agentcli", "eval", "./probe", "@cases.jsonl", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert completed.returncode == 1, completed.stderr
+        outputs += [completed.stdout, completed.stderr]
+    message = subprocess.run(
+        [sys.executable, "-m", "agentcli", "eval", "./probe", f"tell {PLANTED}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    outputs += [message.stdout, message.stderr]
+    files = [p.read_text(encoding="utf-8") for p in tmp_path.glob("r.*")]
+    assert len(files) == 5
+    everything = "\n".join(outputs + files)
+    assert "echo: my key is" in everything  # the agent really answered with the key...
+    assert PLANTED not in everything  # ...and nothing written shows it
+    assert REDACTED in everything
