@@ -237,7 +237,9 @@ def test_sigint_keeps_every_finished_result(project):
 
 
 def test_resume_keeps_finished_cases_and_runs_the_rest(project):
-    path = write_cases(project / "cases.jsonl", [{"id": i, "input": "hello"} for i in ("a", "b", "c", "d")])
+    path = write_cases(
+        project / "cases.jsonl", [{"id": i, "input": "hello"} for i in ("a", "b", "c", "d")]
+    )
     first = invoke("probe", f"@{path}", "-o", "full.jsonl")
     assert first.exit_code == 0
     lines = (project / "full.jsonl").read_text().splitlines()
