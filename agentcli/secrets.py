@@ -14,7 +14,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact_data", "redact_text", "register_secret"]
+__all__ = [
+    "REDACTED",
+    "is_secret_name",
+    "redact_data",
+    "redact_text",
+    "refresh_secrets",
+    "register_secret",
+]
 
 REDACTED = "[redacted]"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -28,8 +35,12 @@ CREDENTIAL_PATTERNS = [
         r"[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,;}]+"
     ),
 ]
+# One pass to find out whether any credential pattern applies at all (most strings: none).
+_CREDENTIALS = re.compile(
+    "|".join(f"(?:{p.pattern.removeprefix('(?i)')})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE
+)
 _registered: set[str] = set()
-_cache: dict[str, Any] = {"key": None, "pattern": None}
+_process: dict[str, Any] = {"pattern": None, "ready": False}
 
 
 def is_secret_name(name: str) -> bool:
@@ -41,26 +52,43 @@ def register_secret(value: str | None) -> None:
     """Treat ``value`` as a secret from now on (e.g. a key from connectors.yml)."""
     if value and len(value) >= _MIN_LENGTH and value.lower() != "none":
         _registered.add(value)
+        refresh_secrets()
+
+
+def refresh_secrets() -> None:
+    """Read the environment again on the next redaction (the process's secrets are
+    collected once, because scanning the environment per string would cost more than the
+    rest of a run)."""
+    _process["ready"] = False
 
 
 def _values_pattern(env: Mapping[str, str]) -> re.Pattern[str] | None:
     values = {v for k, v in env.items() if is_secret_name(k) and len(v) >= _MIN_LENGTH}
     values |= _registered
-    key = frozenset(values)
-    if _cache["key"] != key:
-        longest_first = sorted(values, key=len, reverse=True)
-        _cache["pattern"] = re.compile("|".join(map(re.escape, longest_first))) if values else None
-        _cache["key"] = key
-    return _cache["pattern"]
+    if not values:
+        return None
+    longest_first = sorted(values, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, longest_first)))
+
+
+def _pattern(env: Mapping[str, str] | None) -> re.Pattern[str] | None:
+    if env is not None:
+        return _values_pattern(env)
+    if not _process["ready"]:
+        _process["pattern"] = _values_pattern(os.environ)
+        _process["ready"] = True
+    return _process["pattern"]
 
 
 def redact_text(text: str, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with every secret value and credential-shaped string replaced."""
-    pattern = _values_pattern(os.environ if env is None else env)
-    if pattern is not None:
+    """``text`` with every secret value and credential-shaped string replaced (``env``
+    defaults to the process environment as first seen)."""
+    pattern = _pattern(env)
+    if pattern is not None and pattern.search(text):
         text = pattern.sub(REDACTED, text)
-    for credential in CREDENTIAL_PATTERNS:
-        text = credential.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
+    if _CREDENTIALS.search(text):
+        for credential in CREDENTIAL_PATTERNS:
+            text = credential.sub(lambda m: (m.group(1) if m.groups() else "") + REDACTED, text)
     return text
 
 

@@ -1,0 +1,83 @@
+"""W1 overhead: N offline cases (echo model, one `contains` assertion) at --parallel 1 and 50.
+
+Run: .venv/bin/python bench/overhead.py [--cases 1000] [--runs 5]
+Prints the whole-process wall time, the run alone (from the results summary), per-case
+overhead and peak RSS; writes bench/results/overhead.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from pathlib import Path
+
+from cases import echo_cases, echo_package
+from common import agent_command, print_table, run_once, save
+
+
+def measure(folder: Path, cases: Path, parallel: int, runs: int, extra: list[str]) -> dict:
+    """Median figures of ``runs`` eval processes."""
+    walls, inner, rss = [], [], []
+    out = folder / "out.jsonl"
+    for _ in range(runs):
+        argv = [
+            *agent_command(),
+            "eval",
+            "bench",
+            f"@{cases}",
+            "--parallel",
+            str(parallel),
+            "-o",
+            str(out),
+            *extra,
+        ]
+        wall, peak, code = run_once(argv, cwd=folder, env={"AGENTCLI_HOME": str(folder / "home")})
+        if code != 0:
+            raise SystemExit(f"eval exited {code}: {' '.join(argv)}")
+        summary = json.loads(out.read_text().splitlines()[-1])
+        walls.append(wall)
+        inner.append(summary["duration_ms"] / 1000)
+        rss.append(peak)
+    count = sum(1 for _ in cases.open())
+    return {
+        "parallel": parallel,
+        "cases": count,
+        "wall_s": round(statistics.median(walls), 3),
+        "wall_min_max": f"{min(walls):.3f}-{max(walls):.3f}",
+        "run_s": round(statistics.median(inner), 3),
+        "per_case_ms": round(statistics.median(inner) / count * 1000, 3),
+        "peak_rss_mib": round(max(rss), 1),
+    }
+
+
+def main() -> None:
+    """Run W1 and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--parallel", type=int, nargs="*", default=[1, 50])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        echo_package(folder)
+        cases = echo_cases(folder / "cases.jsonl", args.cases)
+        rows = [measure(folder, cases, p, args.runs, []) for p in args.parallel]
+    print_table(
+        rows,
+        [
+            ("parallel", "parallel"),
+            ("cases", "cases"),
+            ("wall_s", "wall s"),
+            ("wall_min_max", "min-max"),
+            ("run_s", "run s"),
+            ("per_case_ms", "ms/case"),
+            ("peak_rss_mib", "peak RSS MiB"),
+        ],
+    )
+    print(f"\nwritten: {save('overhead', {'rows': rows})}")
+
+
+if __name__ == "__main__":
+    main()
