@@ -280,11 +280,19 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
         kwargs["timeout"] = float(timeout)
     if "retry" in options:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
+    transport = options.pop("transport", None)
     kwargs["extra"] = options
     if openai_sdk:
         from agentcli.models.openai_model import OpenAICompatModel
 
+        if transport is not None:
+            kwargs["transport"] = transport
         return OpenAICompatModel(bare if slash else model, provider=provider or "openai", **kwargs)
+    if transport is not None:
+        raise ConfigError(
+            f"{config.where}: transport applies to OpenAI-compatible connectors only",
+            hint="remove it, or point the connector at an api_base",
+        )
     from agentcli.models.litellm_model import LiteLLMModel
 
     return LiteLLMModel(model, **kwargs)

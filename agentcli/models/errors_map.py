@@ -26,7 +26,7 @@ from agentcli.errors import (
 from agentcli.models.retry import parse_retry_after
 from agentcli.secrets import CREDENTIAL_PATTERNS, redact_text
 
-__all__ = ["map_error", "redact"]
+__all__ = ["HttpStatusError", "map_error", "redact"]
 
 _MAX_DETAIL = 300
 _REDACTED = "[redacted]"
@@ -62,6 +62,42 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text
 
 
+class HttpStatusError(Exception):
+    """An HTTP error answer of an OpenAI-compatible server, read without the SDK."""
+
+    def __init__(self, status_code: int, message: str, *, code: str | None, headers: Any) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.code = code
+        self.headers = headers
+
+    @classmethod
+    def from_body(cls, status_code: int, body: bytes, headers: Any) -> HttpStatusError:
+        """From an error response body (OpenAI's ``{"error": {...}}`` or anything else)."""
+        try:
+            payload = json.loads(body or b"{}")
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict):
+            return cls.from_payload(status_code, payload, headers)
+        text = body.decode("utf-8", "replace").strip()
+        return cls(status_code, text or f"HTTP {status_code}", code=None, headers=headers)
+
+    @classmethod
+    def from_payload(
+        cls, status_code: int, payload: dict[str, Any], headers: Any
+    ) -> HttpStatusError:
+        """From a parsed ``{"error": {"message", "code", "type"}}`` object."""
+        error = payload.get("error")
+        if isinstance(error, dict):
+            message = str(error.get("message") or error.get("type") or f"HTTP {status_code}")
+            code = error.get("code") or error.get("type")
+            return cls(status_code, message, code=str(code) if code else None, headers=headers)
+        message = str(error or payload.get("message") or f"HTTP {status_code}")
+        return cls(status_code, message, code=None, headers=headers)
+
+
 def map_error(
     exc: BaseException,
     *,
@@ -84,7 +120,9 @@ def map_error(
         return build(AuthenticationError, "no API key", hint=_KEY_HINT)
     openai = sys.modules.get("openai")
     names = {klass.__name__ for klass in type(exc).__mro__}
-    if openai is not None and isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, HttpStatusError) or (
+        openai is not None and isinstance(exc, openai.APIStatusError)
+    ):
         return _from_status(exc, build, names)
     if (openai is not None and isinstance(exc, openai.APITimeoutError)) or (
         names & {"TimeoutError", "TimeoutException"}

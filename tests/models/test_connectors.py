@@ -485,3 +485,15 @@ def test_offline_resolution_imports_no_network_client(tmp_path):
         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_transport_option_selects_the_openai_client(tmp_path):
+    (tmp_path / "connectors.yml").write_text(
+        "fast: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', api_key: none}\n"
+        "sdk: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', api_key: none, transport: sdk}\n"
+        "bad: {model: anthropic/claude, api_key: x1234567, transport: sdk}\n"
+    )
+    assert resolve_connector("fast", cwd=tmp_path).transport == "http"
+    assert resolve_connector("sdk", cwd=tmp_path).transport == "sdk"
+    with pytest.raises(ConfigError, match="transport applies to OpenAI-compatible connectors only"):
+        resolve_connector("bad", cwd=tmp_path)

@@ -45,12 +45,14 @@ from tests.models.network_scenarios import (  # noqa: F401  (collected here for 
 )
 
 
-@pytest.fixture
-async def make_model():
-    """Build OpenAICompatModels pointed at a server; their connections close at teardown."""
+@pytest.fixture(params=["http", "sdk"])
+async def make_model(request):
+    """Build OpenAICompatModels pointed at a server, once per transport (every scenario runs
+    over the raw HTTP transport and over the openai SDK); connections close at teardown."""
     made: list[OpenAICompatModel] = []
 
     def make(server, name="m", **options):
+        options.setdefault("transport", request.param)
         options.setdefault("api_key", API_KEY)
         options.setdefault("retry", FAST_RETRY)
         options.setdefault("timeout", 5.0)
@@ -211,3 +213,10 @@ async def test_real_providers_are_unreachable_in_tests():
         await collect(model, USER)
     with socket.socket() as sock, pytest.raises(RuntimeError, match="may not connect"):
         sock.connect(("203.0.113.7", 443))
+
+
+def test_an_unknown_transport_is_a_config_error():
+    from agentcli.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown transport 'grpc'"):
+        OpenAICompatModel("m", transport="grpc")

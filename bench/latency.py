@@ -1,0 +1,100 @@
+"""W2 latency-bound: N cases at --parallel C against a loopback OpenAI-compatible server that
+answers after a fixed latency, through the real connector path (openai/... with api_base).
+
+Run: .venv/bin/python bench/latency.py [--cases 500] [--parallel 50] [--latency 0.2] [--runs 3]
+Reports the ratio to the ideal N x latency / C for the whole process and the run alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from cases import echo_cases, echo_package
+from common import ROOT, agent_command, print_table, run_once, save
+
+sys.path.insert(0, str(ROOT))
+from fixtures.openai_server import OpenAIServer
+
+
+def main() -> None:
+    """Run W2 and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=500)
+    parser.add_argument("--parallel", type=int, default=50)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--model", default="openai/echo", help="openai/<m> uses the openai SDK path"
+    )
+    args = parser.parse_args()
+    ideal = args.cases * args.latency / args.parallel
+    rows = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        OpenAIServer(latency=args.latency, record=False) as server,
+    ):
+        folder = Path(tmp)
+        (folder / "connectors.yml").write_text(
+            f"loop: {{model: {args.model}, api_base: '{server.base_url}', api_key: none}}\n"
+        )
+        echo_package(folder, connector="loop")
+        cases = echo_cases(folder / "cases.jsonl", args.cases)
+        out = folder / "out.jsonl"
+        walls, inner, rss = [], [], []
+        for _ in range(args.runs):
+            argv = [
+                *agent_command(),
+                "eval",
+                "bench",
+                f"@{cases}",
+                "--parallel",
+                str(args.parallel),
+                "-o",
+                str(out),
+            ]
+            wall, peak, code = run_once(
+                argv, cwd=folder, env={"AGENTCLI_HOME": str(folder / "home")}
+            )
+            summary = json.loads(out.read_text().splitlines()[-1])
+            if code != 0 or summary["passed"] != args.cases:
+                raise SystemExit(f"eval exited {code} with {summary}")
+            walls.append(wall)
+            inner.append(summary["duration_ms"] / 1000)
+            rss.append(peak)
+        rows.append(
+            {
+                "model": args.model,
+                "cases": args.cases,
+                "parallel": args.parallel,
+                "ideal_s": round(ideal, 3),
+                "wall_s": round(statistics.median(walls), 3),
+                "wall_ratio": round(statistics.median(walls) / ideal, 2),
+                "run_s": round(statistics.median(inner), 3),
+                "run_ratio": round(statistics.median(inner) / ideal, 2),
+                "peak_rss_mib": round(max(rss), 1),
+            }
+        )
+    print_table(
+        rows,
+        [
+            ("model", "model"),
+            ("cases", "cases"),
+            ("parallel", "parallel"),
+            ("ideal_s", "ideal s"),
+            ("wall_s", "wall s"),
+            ("wall_ratio", "x ideal"),
+            ("run_s", "run s"),
+            ("run_ratio", "run x ideal"),
+            ("peak_rss_mib", "peak RSS MiB"),
+        ],
+    )
+    print(f"\nwritten: {save('latency', {'rows': rows})}")
+
+
+if __name__ == "__main__":
+    main()
