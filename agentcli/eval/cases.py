@@ -17,6 +17,7 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ from agentcli.eval.inputs import build_messages, messages_text, normalize_input
 __all__ = [
     "Assertion",
     "Case",
+    "CaseInfo",
     "CaseOptions",
+    "CaseSet",
     "CaseSource",
     "Checkpoint",
     "Simulator",
@@ -37,6 +40,7 @@ __all__ = [
     "input_text",
     "load_cases",
     "normalize_input",
+    "open_cases",
     "parse_case",
     "parse_duration",
 ]
@@ -276,6 +280,66 @@ def parse_duration(value: Any) -> float:
 
 def load_cases(path: Path, *, project_root: Path) -> list[Case]:
     """Every case of a ``.jsonl``, ``.json`` or ``.yaml/.yml`` file; all problems raised at once."""
+    cases: list[Case] = []
+    _scan(path, project_root, cases.append)
+    return cases
+
+
+@dataclass(slots=True, frozen=True)
+class CaseInfo:
+    """What a run needs to know of a case before running it."""
+
+    id: str
+    skip: bool
+    connector: str | None
+
+
+class CaseSet:
+    """A validated case file. A ``.jsonl`` file is parsed again, case by case, as the run
+    iterates it, so a 100,000-case file is never held in memory as objects; the other
+    formats (read whole anyway) keep their cases."""
+
+    def __init__(
+        self, path: Path, project_root: Path, infos: list[CaseInfo], cases: list[Case] | None
+    ) -> None:
+        self.path = path
+        self.project_root = project_root
+        self.infos = infos
+        self._cases = cases
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def __iter__(self) -> Iterator[Case]:
+        if self._cases is not None:
+            yield from self._cases
+            return
+        shown = display_path(str(self.path))
+        problems: list[str] = []
+        for line, obj in read_items(self.path, shown, problems):
+            yield parse_case(obj, source_file=self.path, line=line, project_root=self.project_root)
+        if problems:
+            raise CaseFileError(problems, hint="the file changed while the run was reading it")
+
+
+def open_cases(path: Path, *, project_root: Path) -> CaseSet:
+    """Validate a case file completely (every problem raised at once, before anything runs)
+    and return it as a ``CaseSet``."""
+    streamed = path.suffix.lower() == ".jsonl"
+    infos: list[CaseInfo] = []
+    kept: list[Case] | None = None if streamed else []
+
+    def add(case: Case) -> None:
+        infos.append(CaseInfo(case.id, bool(case.skip), case.options.connector))
+        if kept is not None:
+            kept.append(case)
+
+    _scan(path, project_root, add)
+    return CaseSet(path, project_root, infos, kept)
+
+
+def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
+    """Parse and validate every case, handing each to ``add``; raise every problem at once."""
     shown = display_path(str(path))
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".json", ".yaml", ".yml"):
@@ -283,7 +347,7 @@ def load_cases(path: Path, *, project_root: Path) -> list[Case]:
     if not path.is_file():
         raise CaseFileError(f"{shown}: file not found")
     problems: list[str] = []
-    cases: list[Case] = []
+    count = 0
     first_line: dict[str, int] = {}
     try:
         for line, obj in read_items(path, shown, problems):
@@ -300,23 +364,21 @@ def load_cases(path: Path, *, project_root: Path) -> list[Case]:
                 else:
                     first_line[case_id] = line
             try:
-                cases.append(
-                    parse_case(obj, source_file=path, line=line, project_root=project_root)
-                )
+                add(parse_case(obj, source_file=path, line=line, project_root=project_root))
+                count += 1
             except CaseFileError as exc:
                 problems.extend(exc.problems)
     except UnicodeDecodeError as exc:
         problems.append(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start})")
     except OSError as exc:
         problems.append(f"{shown}: cannot read: {exc.strerror}")
-    if not cases and not problems:
+    if not count and not problems:
         problems.append(f"{shown}: no cases found")
     if problems:
         if len(problems) > MAX_PROBLEMS:
             hidden = len(problems) - MAX_PROBLEMS
             problems = [*problems[:MAX_PROBLEMS], f"... and {hidden} more problems"]
         raise CaseFileError(problems)
-    return cases
 
 
 # --- parsing one case ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,10 +96,6 @@ class _Reorder:
             self.emit(self.waiting.pop(self.next))
             self.next += 1
 
-    def skip(self, index: int) -> None:
-        """Mark ``index`` as never producing a result."""
-        self.add(index, None)  # type: ignore[arg-type]
-
     def flush(self) -> None:
         """Emit what is buffered, in order, regardless of gaps."""
         for index in sorted(self.waiting):
@@ -146,12 +142,16 @@ class EvalRunner:
 
     # -- the run -----------------------------------------------------------------------
 
-    async def run(self, cases: list[Case]) -> RunOutcome:
-        """Run ``cases`` (already filtered by the caller only for sharding)."""
+    async def run(self, cases: Iterable[Case]) -> RunOutcome:
+        """Run ``cases`` on ``--parallel`` workers that pull jobs one at a time, so a run of
+        100,000 cases holds only the cases in flight (``cases`` may be a lazy iterable)."""
         config = self.config
         outcome = RunOutcome()
-        selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
+        selected: Iterable[Case] = (
+            c for c in cases if config.run_filter is None or config.run_filter.search(c.id)
+        )
         if config.before_all:
+            selected = list(selected)  # BeforeAll sees every active case
             self.log(f"BeforeAll: {config.before_all}")
             active = [{"id": c.id, "input": c.input, "metadata": c.metadata} for c in selected]
             try:
@@ -160,25 +160,26 @@ class EvalRunner:
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
-        jobs = [
+        jobs = enumerate(
             (case, run)
             for case in selected
             for run in range(1, config.runs + 1)
             if (case.id, run if config.runs > 1 else None) not in config.done
-        ]
-        semaphore = asyncio.Semaphore(max(1, config.parallel))
-        tasks: list[asyncio.Task[None]] = []
+        )
+        running: set[asyncio.Task[CaseResult]] = set()
 
-        async def job(index: int, case: Case, run: int) -> None:
-            run_index = run if config.runs > 1 else None
-            async with semaphore:
+        async def worker() -> None:
+            for index, (case, run) in jobs:  # one shared iterator: every job is taken once
                 if self._stop.is_set():
-                    self._reorder.skip(index)
                     return
+                run_index = run if config.runs > 1 else None
+                task = asyncio.create_task(self._run_with_retries(case, run_index))
+                running.add(task)
                 try:
-                    result = await self._run_with_retries(case, run_index)
+                    result = await task
                 except asyncio.CancelledError:
-                    if not self._stop.is_set():
+                    current = asyncio.current_task()
+                    if not self._stop.is_set() or (current is not None and current.cancelling()):
                         raise  # interrupted: the case did not finish
                     result = CaseResult(
                         id=case.id,
@@ -188,23 +189,21 @@ class EvalRunner:
                         run=run_index,
                     )
                     self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
-            self._reorder.add(index, result)
-            if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
-                outcome.stopped_early = True
-                self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
-                self._stop.set()
-                for task in tasks:
-                    if task is not asyncio.current_task():
-                        task.cancel()
+                finally:
+                    running.discard(task)
+                self._reorder.add(index, result)
+                if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
+                    outcome.stopped_early = True
+                    self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
+                    self._stop.set()
+                    for other in running:
+                        other.cancel()
 
-        tasks.extend(asyncio.create_task(job(i, c, r)) for i, (c, r) in enumerate(jobs))
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, config.parallel))]
         try:
-            results = await asyncio.gather(*tasks, return_exceptions=True)
-            for item in results:
-                if isinstance(item, BaseException) and not isinstance(item, asyncio.CancelledError):
-                    raise item
+            await asyncio.gather(*workers)
         finally:
-            for task in tasks:
+            for task in workers:
                 task.cancel()
             self._reorder.flush()
         outcome.results = self.delivered
