@@ -1,126 +1,59 @@
-"""The Agent: turns of steps (model call -> tool calls -> repeat), queues, abort, events.
+"""The Agent: one turn at a time, fed by sends, queues and the pending wake.
 
-One turn runs at a time. ``send`` queues a turn (or joins the running one); ``prompt`` sends
-and waits for the turn's ``TurnResult``; ``run`` yields the turn's events. ``steer``
-delivers a message after the current tool batch, ``follow_up`` when the agent would stop.
-``abort`` cancels the model call and every running tool, ends the turn as ``aborted`` and
-keeps the queued messages that were not delivered yet.
+* ``send`` submits a turn (``if_busy``: ``defer`` queues it, ``join`` adds the message to the
+  running turn's next step, ``reject`` raises ``AgentBusyError``); ``trigger=False`` only
+  records the message. ``prompt`` sends and returns the ``TurnResult``; ``run`` yields the
+  turn's events. ``continue_`` starts a turn or merges into the single pending wake.
+* ``steer`` delivers after the current tool batch, ``follow_up`` when the agent would stop.
+* ``abort`` cancels the running turn and keeps everything queued; ``interrupt`` also drops
+  the queued turns, the queues and the pending wake; ``stop`` interrupts and stops plugins.
+
+Turns themselves live in ``turns.py``; the model context pipeline in ``context.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
-from agentcli.errors import AgentBusyError, ModelError, ToolChoiceViolationError
-from agentcli.models.base import (
-    Model,
-    ModelSettings,
-    ResponseDone,
-    TextDelta,
-    ThinkingDelta,
-    Usage,
-)
+from agentcli.errors import AgentBusyError, AgentRuntimeError
+from agentcli.models.base import Model, ModelSettings
+from agentcli.runtime.channel import AGENT, STATE, Channel, Listener, deliver
 from agentcli.runtime.events import (
-    AgentEnd,
-    AgentStart,
-    ErrorEvent,
     Event,
     MessageEnd,
     MessageStart,
-    MessageUpdate,
-    StepEnd,
-    ToolExecutionEnd,
-    TurnEnd,
+    ToolResultRepaired,
     TurnQueued,
-    TurnStart,
+    turn_events,
 )
-from agentcli.runtime.messages import Message, from_openai, new_id, to_llm_messages, tool_message
+from agentcli.runtime.history import load_history
+from agentcli.runtime.messages import Message, MessageInput, as_messages, new_id
+from agentcli.runtime.plugins import PluginSet
+from agentcli.runtime.pump import drain, settle, wake_opening
+from agentcli.runtime.queues import MessageQueue, PendingTurn, Wake
+from agentcli.runtime.state import AgentState
 from agentcli.runtime.storage import Entry, MemoryStorage, Storage
-from agentcli.runtime.tools import (
-    AfterToolCall,
-    ArgumentValidator,
-    BeforeToolCall,
-    Tool,
-    ToolCall,
-    ToolExecutor,
-    ToolResult,
-)
+from agentcli.runtime.tools import AfterToolCall, ArgumentValidator, BeforeToolCall, Tool, ToolCall
+from agentcli.runtime.turns import LENGTH_CUT, Turn, TurnResult
 
-__all__ = ["Agent", "TurnResult"]
+__all__ = ["LENGTH_CUT", "Agent", "TurnResult", "as_messages"]
 
-log = logging.getLogger("agentcli.runtime")
-
-Listener = Callable[[Event], Any]
-MessageInput = str | Message | list[Message] | dict[str, Any]
-
-LENGTH_CUT = (
-    "The response was cut off by the length limit before this tool call was complete; "
-    "re-issue the call with complete arguments."
-)
-
-
-@dataclass(slots=True)
-class TurnResult:
-    """What one turn did."""
-
-    turn_id: str
-    reason: str  # done | aborted | failed | max_steps
-    messages: list[Message] = field(default_factory=list)
-    tool_results: list[ToolResult] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    steps: int = 0
-    error: str | None = None
-    error_kind: str | None = None
-
-    @property
-    def text(self) -> str:
-        """The last assistant text of the turn."""
-        for message in reversed(self.messages):
-            if message.role == "assistant" and message.text():
-                return message.text()
-        return ""
-
-    @property
-    def tool_calls(self) -> list[ToolCall]:
-        """Every tool call the model made in this turn, in order."""
-        return [call for m in self.messages if m.role == "assistant" for call in m.tool_calls]
-
-
-@dataclass(slots=True)
-class _PendingTurn:
-    turn_id: str
-    messages: list[Message]
-    future: asyncio.Future[TurnResult]
-
-
-@dataclass(slots=True)
-class _TurnState:
-    turn_id: str
-    result: TurnResult
-    streaming: Message | None = None
-    executor: ToolExecutor | None = None
-    open_calls: list[ToolCall] = field(default_factory=list)
-
-
-def as_messages(message: MessageInput) -> list[Message]:
-    """Normalise what callers pass (text, a Message, an OpenAI dict, a list) to Messages."""
-    if isinstance(message, Message):
-        return [message]
-    if isinstance(message, str):
-        return [Message(role="user", content=message)]
-    if isinstance(message, dict):
-        return [from_openai(message)]
-    return [m for item in message for m in as_messages(item)]
+_IF_BUSY = ("defer", "join", "reject")
 
 
 class Agent:
-    """An agent that runs turns against a model with tools."""
+    """An agent that runs turns against a model with tools.
+
+    Options beyond the model, instructions, tools and settings: ``max_steps`` per turn,
+    ``storage`` (memory by default), ``tool_execution`` (``parallel`` | ``sequential``),
+    the tool hooks ``before_tool_call`` / ``after_tool_call``, the turn-control hooks
+    ``transform_context``, ``convert_to_llm``, ``prepare_request``, ``finish_turn``,
+    ``services`` (the ``ctx`` tools receive), ``tools_context``, ``runtime_context``,
+    ``tool_choice``, ``active_tools``, ``plugins``, ``initial_state`` and the queue modes.
+    """
 
     def __init__(
         self,
@@ -143,6 +76,11 @@ class Agent:
         steering_mode: str = "one-at-a-time",
         follow_up_mode: str = "one-at-a-time",
         id: str | None = None,
+        plugins: Iterable[Any] = (),
+        initial_state: Mapping[str, Any] | None = None,
+        runtime_context: dict[str, Any] | None = None,
+        tool_choice: Any = None,
+        active_tools: Iterable[str] | None = None,
     ) -> None:
         self.id = id or new_id()
         self.model = model
@@ -160,422 +98,316 @@ class Agent:
         self.finish_turn = finish_turn
         self.services = services
         self.tools_context = tools_context or {}
-        self.steering_mode = steering_mode
-        self.follow_up_mode = follow_up_mode
-        self._history: list[Message] | None = None
-        self._listeners: list[Listener] = []
-        self._inbox: deque[_PendingTurn] = deque()
-        self._steering: deque[Message] = deque()
-        self._follow_up: deque[Message] = deque()
+        self.runtime_context = runtime_context or {}
+        self.tool_choice = tool_choice
+        self.active_tools = list(active_tools) if active_tools is not None else None
+        self.channel = Channel()
+        self._plugins = PluginSet(plugins)
+        self._state = AgentState(initial_state, self._record_state)
+        self._steering = MessageQueue(steering_mode)
+        self._follow_up = MessageQueue(follow_up_mode)
+        self._inbox: deque[PendingTurn] = deque()
+        self._deferred: list[Message] = []  # trigger=False input waiting for the turn to end
+        self._wake: Wake | None = None
         self._loop_task: asyncio.Task[None] | None = None
-        self._step_task: asyncio.Task[str] | None = None
-        self._current: _TurnState | None = None
-        self._aborting = False
+        self._current: Turn | None = None
+        self._history: list[Message] | None = None
+        self._repaired: list[ToolCall] = []
+        self._ready = False
+        self._stopping = False
+        self._init_lock = asyncio.Lock()
         self._validator = ArgumentValidator()
 
-    # -- history -----------------------------------------------------------------------
+    # -- what the agent holds ----------------------------------------------------------
 
     @property
     def messages(self) -> list[Message]:
         """The conversation so far (loaded from storage on first use)."""
         if self._history is None:
-            self._history = [
-                Message.from_dict(entry.data)
-                for entry in self.storage.read()
-                if entry.type == "message"
-            ]
+            self._load()
+        assert self._history is not None
         return self._history
+
+    @property
+    def state(self) -> AgentState:
+        """The persistent state (restored from storage, else ``initial_state``)."""
+        if self._history is None:
+            self._load()
+        return self._state
+
+    @property
+    def plugins(self) -> tuple[Any, ...]:
+        """The plugins in the order their hooks run."""
+        return self._plugins.plugins
 
     @property
     def is_busy(self) -> bool:
         """True while a turn runs or is queued."""
         return self._loop_task is not None and not self._loop_task.done()
 
-    def _record(self, kind: str, data: Any, turn_id: str | None) -> None:
-        self.storage.append(Entry(type=kind, data=data, turn_id=turn_id))
+    @property
+    def active_turn_id(self) -> str | None:
+        """The id of the running turn, if any."""
+        return self._current.id if self._current is not None else None
 
-    async def _append(self, message: Message, turn_id: str | None) -> None:
-        self.messages.append(message)
-        self._record("message", message.to_dict(), turn_id)
-        if self._current is not None and turn_id == self._current.turn_id:
-            self._current.result.messages.append(message)
-        await self._emit(MessageStart(turn_id=turn_id, message=message))
-        await self._emit(MessageEnd(turn_id=turn_id, message=message))
+    @property
+    def steering_mode(self) -> str:
+        """How many steering messages join at once: ``one-at-a-time`` or ``all``."""
+        return self._steering.mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: str) -> None:
+        self._steering.mode = mode
+
+    @property
+    def follow_up_mode(self) -> str:
+        """How many follow-up messages open a turn: ``one-at-a-time`` or ``all``."""
+        return self._follow_up.mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: str) -> None:
+        self._follow_up.mode = mode
+
+    def _load(self) -> None:
+        loaded = load_history(self.storage.read())
+        self._history = loaded.messages
+        self._repaired = loaded.repaired
+        if loaded.state is not None:
+            self._state.restore(loaded.state)
+
+    def _record(self, kind: str, data: Any, turn_id: str | None) -> None:
+        entry = Entry(type=kind, data=data, turn_id=turn_id)
+        if self._plugins.appends:
+            self._plugins.record(entry, self.storage)
+        else:
+            self.storage.append(entry)
+
+    def _record_state(self, value: dict[str, Any]) -> None:
+        self._record("state", value, self.active_turn_id)
+        self.channel.emit_nowait(STATE, dict(value))
+
+    def _store(self, messages: list[Message], turn_id: str | None) -> None:
+        history = self.messages
+        current = self._current
+        in_turn = current.result.messages if current and current.id == turn_id else None
+        for message in messages:
+            history.append(message)
+            self._record("message", message.to_dict(), turn_id)
+            if in_turn is not None:
+                in_turn.append(message)
+
+    async def _append_all(self, messages: list[Message], turn_id: str | None) -> None:
+        if not messages:
+            return
+        self._store(messages, turn_id)  # all recorded before any listener runs
+        if self.channel.has(AGENT):
+            for message in messages:
+                await self._emit(MessageStart(turn_id=turn_id, message=message))
+                await self._emit(MessageEnd(turn_id=turn_id, message=message))
 
     # -- events ------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` for every event (sync or async); returns unsubscribe."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self.channel.subscribe(AGENT, listener)
 
     async def _emit(self, event: Event) -> None:
-        for listener in list(self._listeners):
-            try:
-                outcome = listener(event)
-                if inspect.isawaitable(outcome):
-                    await outcome
-            except Exception:  # a failing subscriber must never break the loop
-                log.debug("event listener failed", exc_info=True)
+        listeners = self.channel.listeners(AGENT)
+        if listeners:
+            await deliver(listeners, event, AGENT)
 
     # -- sending -----------------------------------------------------------------------
 
-    def send(self, message: MessageInput, *, if_busy: str = "defer") -> str:
-        """Queue a turn for ``message`` and return its id (see ``if_busy`` for a busy agent:
-        ``defer`` queues a new turn, ``join`` adds it to the running turn, ``reject`` raises
-        ``AgentBusyError``)."""
-        return self._submit(as_messages(message), if_busy).turn_id
-
-    def _submit(self, messages: list[Message], if_busy: str) -> _PendingTurn:
-        if if_busy not in ("defer", "join", "reject"):
+    def send(
+        self, message: MessageInput, *, if_busy: str = "defer", trigger: bool = True
+    ) -> str | None:
+        """Submit ``message`` and return its turn id. While a turn runs, ``if_busy`` decides:
+        ``defer`` queues a new turn, ``join`` adds it to the running turn's next step,
+        ``reject`` raises ``AgentBusyError``. ``trigger=False`` records it without asking
+        for a turn (a join is seen by the next step, a defer by the next turn) -> None."""
+        self._check_open()
+        if if_busy not in _IF_BUSY:
             raise ValueError(f"if_busy must be defer, join or reject, not {if_busy!r}")
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        if self.is_busy and if_busy == "reject":
+        messages = as_messages(message)
+        if trigger:
+            return self._submit(messages, if_busy).turn_id
+        if not self.is_busy:
+            self._store(messages, None)
+            for item in messages:
+                self.channel.emit_nowait(AGENT, MessageStart(message=item))
+                self.channel.emit_nowait(AGENT, MessageEnd(message=item))
+        elif if_busy == "reject":
             raise AgentBusyError("the agent is running a turn", hint="use if_busy='defer'")
-        if self.is_busy and if_busy == "join" and self._current is not None:
-            self._steering.extend(messages)
-            future.set_result(self._current.result)
-            return _PendingTurn(self._current.turn_id, messages, future)
-        pending = _PendingTurn(new_id(), messages, future)
-        self._inbox.append(pending)
-        if self.is_busy:
-            self._record("event", {"type": "turn_queued"}, pending.turn_id)
-            asyncio.get_running_loop().create_task(self._emit(TurnQueued(turn_id=pending.turn_id)))
+        elif if_busy == "join" and self._current is not None and not self._current.closing:
+            self._current.join(messages, trigger=False)
         else:
-            self._loop_task = asyncio.get_running_loop().create_task(self._drain())
+            self._deferred.extend(messages)
+        return None
+
+    def _submit(self, messages: list[Message], if_busy: str) -> PendingTurn:
+        busy = self.is_busy
+        if busy and if_busy == "reject":
+            raise AgentBusyError("the agent is running a turn", hint="use if_busy='defer'")
+        current = self._current
+        if busy and if_busy == "join" and current is not None and not current.closing:
+            current.join(messages, trigger=True)
+            return PendingTurn(current.id, messages, joined=True)
+        loop = asyncio.get_running_loop()
+        pending = PendingTurn(new_id(), messages, loop.create_future())
+        self._inbox.append(pending)
+        if busy:
+            self._record("event", {"type": "turn_queued"}, pending.turn_id)
+            self.channel.emit_nowait(AGENT, TurnQueued(turn_id=pending.turn_id))
+        else:
+            self._loop_task = loop.create_task(drain(self))
         return pending
 
     async def prompt(self, message: MessageInput) -> TurnResult:
         """Run a turn for ``message`` and return its result (cancelling this call aborts it)."""
+        self._check_open()
         pending = self._submit(as_messages(message), "defer")
+        assert pending.future is not None
         try:
             return await asyncio.shield(pending.future)
         except asyncio.CancelledError:
-            if self._current is not None and self._current.turn_id == pending.turn_id:
+            if self._current is not None and self._current.id == pending.turn_id:
                 self.abort()
             elif pending in self._inbox:
                 self._inbox.remove(pending)
             raise
 
-    async def run(self, message: MessageInput) -> AsyncIterator[Event]:
-        """Yield the events of the turn that answers ``message``, ending after its
-        ``turn_end`` (and the ``agent_end`` that follows it, if any)."""
+    async def run(self, message: MessageInput, *, if_busy: str = "defer") -> AsyncIterator[Event]:
+        """Yield the events of the turn that answers ``message`` (from now on, for a join),
+        ending after its ``turn_end`` and the ``agent_end`` right after it, if any."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
         unsubscribe = self.subscribe(queue.put_nowait)
         try:
-            pending = self._submit(as_messages(message), "defer")
-            started = ended = False
-            held: Event | None = None
-            while True:
-                event = await queue.get()
-                if ended:
-                    # the event right after our turn_end is agent_end or the next turn_start
-                    if isinstance(event, AgentEnd):
-                        yield event
-                    return
-                if not started:
-                    if isinstance(event, AgentStart):
-                        held = event
-                    elif isinstance(event, TurnStart) and event.turn_id == pending.turn_id:
-                        started = True
-                        if held is not None:
-                            yield held
-                        yield event
-                    else:
-                        held = None
-                    continue
-                if event.turn_id == pending.turn_id:
-                    yield event
-                ended = isinstance(event, TurnEnd) and event.turn_id == pending.turn_id
+            self._check_open()
+            if if_busy not in _IF_BUSY:
+                raise ValueError(f"if_busy must be defer, join or reject, not {if_busy!r}")
+            pending = self._submit(as_messages(message), if_busy)
+            async for event in turn_events(queue, pending.turn_id, started=pending.joined):
+                yield event
         finally:
             unsubscribe()
 
+    def continue_(self, prompt: str | None = None) -> str | None:
+        """Request a turn: start one now (returning its id; ``prompt`` becomes its opening
+        user message), or, while busy, merge into the single pending wake -> None."""
+        self._check_open()
+        if self.is_busy:
+            if self._wake is None:
+                self._wake = Wake()
+            if prompt:
+                self._wake.prompts.append(prompt)
+            return None
+        opening = wake_opening(self, Wake([prompt] if prompt else []))
+        if opening is None:
+            raise AgentRuntimeError(
+                "nothing to continue: the conversation is empty",
+                hint="pass a prompt: agent.continue_('...')",
+            )
+        return self._submit(opening, "defer").turn_id
+
     def steer(self, message: MessageInput) -> None:
         """Deliver ``message`` after the current tool batch (or at the next turn's start)."""
-        self._steering.extend(as_messages(message))
+        self._steering.push(as_messages(message))
 
     def follow_up(self, message: MessageInput) -> None:
         """Deliver ``message`` when the agent would otherwise stop."""
-        self._follow_up.extend(as_messages(message))
+        self._follow_up.push(as_messages(message))
+
+    def peek_queued_messages(self) -> list[Message]:
+        """The next queued batch (steering first, else follow-up), without taking it."""
+        return self._steering.peek() or self._follow_up.peek()
+
+    def has_queued_messages(self) -> bool:
+        """Whether a steering or follow-up message is waiting."""
+        return bool(self._steering) or bool(self._follow_up)
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._follow_up.clear()
+
+    def clear_all_queues(self) -> None:
+        """Drop every queued steering and follow-up message."""
+        self._steering.clear()
+        self._follow_up.clear()
+
+    # -- control -----------------------------------------------------------------------
 
     def abort(self) -> None:
-        """Cancel the running model call and tools; the turn ends as ``aborted``."""
-        if self._step_task is not None and not self._step_task.done():
-            self._aborting = True
-            self._step_task.cancel()
+        """Cancel the running model call and tools (the turn ends as ``aborted``); queued
+        turns, messages and the pending wake are kept."""
+        if self._current is not None:
+            self._current.abort()
 
-    def clear(self) -> None:
-        """Forget the conversation (storage included)."""
-        self.storage.clear()
-        self._history = []
+    def interrupt(self, reason: str | None = None) -> None:
+        """Abort the running turn and drop everything queued: deferred turns (their
+        ``prompt`` calls return an aborted result), steering, follow-ups, the pending wake."""
+        self._wake = None
+        self.clear_all_queues()
+        while self._inbox:
+            settle(self._inbox.popleft(), reason)
+        if self._current is not None:
+            self._current.abort(reason or "interrupted")
+
+    async def stop(self) -> None:
+        """Interrupt, wait until idle, then stop the plugins in reverse order."""
+        if self._stopping:
+            return
+        self._stopping = True
+        try:
+            self.interrupt("agent stopped")
+            await self.wait()
+            if self._ready:
+                self._ready = False
+                await self._plugins.stop()
+        finally:
+            self._stopping = False
+
+    async def init(self) -> None:
+        """Restore history and state, report repaired tool results, run plugin ``init``
+        hooks (lazily done by the first turn)."""
+        await self._init(None)
+
+    async def _init(self, turn_id: str | None) -> None:
+        async with self._init_lock:
+            if self._ready:
+                return
+            if self._history is None:
+                self._load()
+            repaired, self._repaired = self._repaired, []
+            for call in repaired:
+                await self._emit(ToolResultRepaired(turn_id=turn_id, call=call))
+            await self._plugins.init(self)
+            self._ready = True
 
     async def wait(self) -> None:
-        """Return when the agent is idle."""
+        """Return when the agent is idle (and everything recorded is in storage)."""
         while self._loop_task is not None and not self._loop_task.done():
             await asyncio.shield(self._loop_task)
+        await self._plugins.flush()
 
-    # -- the loop ----------------------------------------------------------------------
+    def clear(self) -> None:
+        """Forget the conversation (storage included); ``state`` is kept."""
+        if self.is_busy:
+            raise AgentBusyError("cannot clear while a turn runs", hint="await agent.wait()")
+        state = self.state.get()
+        self.storage.clear()
+        self._history = []
+        self._repaired = []
+        if state:
+            self._record("state", state, None)
 
-    async def _drain(self) -> None:
-        await self._emit(AgentStart())
-        reason = "done"
-        try:
-            while self._inbox:
-                pending = self._inbox.popleft()
-                result = await self._run_turn(pending.turn_id, pending.messages)
-                reason = result.reason
-                if not pending.future.done():
-                    pending.future.set_result(result)
-                if result.reason == "aborted":
-                    continue
-                if not self._inbox and self._follow_up:
-                    self._inbox.append(self._follow_up_turn())
-        finally:
-            for pending in self._inbox:
-                if not pending.future.done():
-                    pending.future.cancel()
-            self._inbox.clear()
-            await self._emit(AgentEnd(reason=reason))
+    def set_model(self, model: Model) -> None:
+        """Use ``model`` from the next step on (each response records its provider/model)."""
+        self.model = model
 
-    def _follow_up_turn(self) -> _PendingTurn:
-        messages = _take(self._follow_up, self.follow_up_mode)
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        return _PendingTurn(new_id(), messages, future)
-
-    async def _run_turn(self, turn_id: str, opening: list[Message]) -> TurnResult:
-        state = _TurnState(turn_id, TurnResult(turn_id=turn_id, reason="done"))
-        self._current = state
-        self._record("event", {"type": "turn_start"}, turn_id)
-        await self._emit(TurnStart(turn_id=turn_id))
-        for message in opening:
-            await self._append(message, turn_id)
-        if self._steering:
-            for message in _take(self._steering, "all"):
-                await self._append(message, turn_id)
-        self._aborting = False
-        self._step_task = asyncio.get_running_loop().create_task(self._steps(state))
-        try:
-            state.result.reason = await self._step_task
-        except asyncio.CancelledError:
-            state.result.reason = "aborted"
-            await self._close_aborted(state)
-            if not self._aborting:
-                raise
-        except ModelError as error:
-            state.result.reason = "failed"
-            state.result.error = str(error)
-            state.result.error_kind = error.kind
-        except ToolChoiceViolationError as error:
-            state.result.reason = "failed"
-            state.result.error = str(error)
-            state.result.error_kind = "tool_choice"
-        except Exception as error:  # a hook or plugin bug fails the turn, not the agent
-            await self._close_aborted(state)
-            state.result.reason = "failed"
-            state.result.error = str(error) or type(error).__name__
-            state.result.error_kind = getattr(error, "kind", None) or type(error).__name__
-        finally:
-            self._step_task = None
-            self._current = None
-        result = state.result
-        if result.error:
-            await self._emit(
-                ErrorEvent(turn_id=turn_id, error=result.error, kind=result.error_kind or "")
-            )
-        self._record("event", {"type": "turn_end", "reason": result.reason}, turn_id)
-        last = next((m for m in reversed(result.messages) if m.role == "assistant"), None)
-        await self._emit(
-            TurnEnd(
-                turn_id=turn_id,
-                reason=result.reason,
-                message=last,
-                tool_results=list(result.tool_results),
-                usage=result.usage,
-                steps=result.steps,
-                error=result.error,
-            )
-        )
-        return result
-
-    async def _close_aborted(self, state: _TurnState) -> None:
-        """Keep the transcript well formed after an abort: end the streaming message and
-        give every started tool call a result."""
-        if state.streaming is not None:
-            message, state.streaming = state.streaming, None
-            message.finish_reason = "aborted"
-            message.tool_calls = []
-            self.messages.append(message)
-            self._record("message", message.to_dict(), state.turn_id)
-            state.result.messages.append(message)
-            await self._emit(MessageEnd(turn_id=state.turn_id, message=message))
-        if state.open_calls:
-            finished = state.executor.finished if state.executor else {}
-            for call in state.open_calls:
-                result = finished.get(call.id)
-                if result is None:
-                    result = ToolResult(
-                        call.id, call.name, "aborted before the tool finished", True
-                    )
-                    await self._emit(
-                        ToolExecutionEnd(turn_id=state.turn_id, call=call, result=result)
-                    )
-                state.result.tool_results.append(result)
-                await self._append(tool_message(result), state.turn_id)
-            state.open_calls = []
-
-    async def _steps(self, state: _TurnState) -> str:
-        result = state.result
-        while True:
-            result.steps += 1
-            response = await self._model_step(state)
-            calls = response.tool_calls
-            results: list[ToolResult] = []
-            if calls:
-                results = await self._run_tools(state, response, calls)
-            await self._emit(
-                StepEnd(
-                    turn_id=state.turn_id,
-                    step=result.steps,
-                    usage=response.usage or Usage(),
-                    finish_reason=response.finish_reason,
-                )
-            )
-            decision = None
-            if self.finish_turn is not None:
-                decision = await _maybe_await(self.finish_turn(result, response))
-            if decision == "end":
-                return "done"
-            wants_more = bool(self._steering) or decision == "continue"
-            if calls and not all(r.terminate for r in results):
-                wants_more = True
-            if not wants_more:
-                return "done"
-            if result.steps >= self.max_steps:
-                return "max_steps"
-            if self._steering:
-                for message in _take(self._steering, self.steering_mode):
-                    await self._append(message, state.turn_id)
-
-    async def _model_step(self, state: _TurnState) -> Message:
-        history = self.messages
-        if self.transform_context is not None:
-            history = await _maybe_await(self.transform_context(list(history)))
-        convert = self.convert_to_llm or to_llm_messages
-        llm_messages = await _maybe_await(convert(history))
-        if self.instructions:
-            llm_messages = [{"role": "system", "content": self.instructions}, *llm_messages]
-        request: dict[str, Any] = {
-            "messages": llm_messages,
-            "tools": [tool.to_openai() for tool in self.tools.values()],
-            "settings": self.settings,
-        }
-        if self.prepare_request is not None:
-            request = await _maybe_await(self.prepare_request(request)) or request
-        model = self.model
-        message = Message(role="assistant", content="", provider=model.provider, model=model.name)
-        state.streaming = message
-        await self._emit(MessageStart(turn_id=state.turn_id, message=message))
-        try:
-            response = None
-            async for part in model.stream(
-                request["messages"], request["tools"], request["settings"]
-            ):
-                if isinstance(part, TextDelta):
-                    message.content += part.text
-                elif isinstance(part, ThinkingDelta):
-                    message.thinking += part.text
-                elif isinstance(part, ResponseDone):
-                    response = part.response
-                    continue
-                await self._emit(MessageUpdate(turn_id=state.turn_id, message=message, delta=part))
-            if response is None:
-                from agentcli.errors import ProviderError
-
-                raise ProviderError(f"model {model.name!r} ended its stream without a response")
-        except ModelError as error:
-            state.streaming = None
-            message.finish_reason = "error"
-            message.error = str(error)
-            await self._finish_message(state, message)
-            raise
-        state.streaming = None
-        message.content = response.content
-        message.thinking = response.thinking or message.thinking
-        message.finish_reason = response.finish_reason
-        message.usage = response.usage
-        message.provider = response.provider or message.provider
-        message.model = response.model or message.model
-        message.tool_calls = [
-            ToolCall(c.id or new_id(), c.name, dict(c.arguments), c.arguments_error)
-            for c in response.tool_calls
-        ]
-        state.result.usage = state.result.usage + response.usage
-        await self._finish_message(state, message)
-        _check_tool_choice(request["settings"], message)
-        return message
-
-    async def _finish_message(self, state: _TurnState, message: Message) -> None:
-        self.messages.append(message)
-        self._record("message", message.to_dict(), state.turn_id)
-        state.result.messages.append(message)
-        await self._emit(MessageEnd(turn_id=state.turn_id, message=message))
-
-    async def _run_tools(
-        self, state: _TurnState, response: Message, calls: list[ToolCall]
-    ) -> list[ToolResult]:
-        state.open_calls = list(calls)
-        if response.finish_reason == "length":
-            results = [ToolResult(c.id, c.name, LENGTH_CUT, is_error=True) for c in calls]
-        else:
-            state.executor = ToolExecutor(
-                self.tools,
-                emit=self._emit,
-                turn_id=state.turn_id,
-                before_tool_call=self.before_tool_call,
-                after_tool_call=self.after_tool_call,
-                parallel=self.tool_execution != "sequential",
-                services=self.services,
-                tools_context=self.tools_context,
-                validator=self._validator,
-            )
-            results = await state.executor.run(calls)
-        state.open_calls = []
-        state.executor = None
-        for item in results:
-            state.result.tool_results.append(item)
-            await self._append(tool_message(item), state.turn_id)
-        return results
-
-
-def _take(queue: deque[Message], mode: str) -> list[Message]:
-    if mode == "all":
-        items = list(queue)
-        queue.clear()
-        return items
-    return [queue.popleft()] if queue else []
-
-
-def _check_tool_choice(settings: ModelSettings, message: Message) -> None:
-    choice = settings.tool_choice
-    if choice in (None, "auto", "none"):
-        return
-    names = {call.name for call in message.tool_calls}
-    if choice == "required" and not names:
-        raise ToolChoiceViolationError("tool_choice is 'required' but the model called no tool")
-    if isinstance(choice, dict):
-        wanted = (choice.get("function") or {}).get("name") or choice.get("name")
-        if wanted and wanted not in names:
-            raise ToolChoiceViolationError(
-                f"tool_choice requires {wanted!r} but the model called {sorted(names) or 'nothing'}"
-            )
-
-
-async def _maybe_await(value: Awaitable[Any] | Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
+    def _check_open(self) -> None:
+        if self._stopping:
+            raise AgentRuntimeError("Agent is stopping", hint="wait for stop() to finish")

@@ -15,11 +15,14 @@
       turn_end                         reason: done | aborted | failed | max_steps
     agent_end
 
-plus ``turn_queued`` (a message deferred behind a running turn) and ``error``.
+plus ``turn_queued`` (a message deferred behind a running turn), ``error``, and
+``tool_result_repaired`` (a stored tool call had no result; one was filled in on load).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar
 
@@ -39,9 +42,11 @@ __all__ = [
     "ToolExecutionEnd",
     "ToolExecutionStart",
     "ToolExecutionUpdate",
+    "ToolResultRepaired",
     "TurnEnd",
     "TurnQueued",
     "TurnStart",
+    "turn_events",
 ]
 
 
@@ -112,6 +117,7 @@ class TurnEnd(Event):
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
     error: str | None = None
+    abort_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -183,3 +189,40 @@ class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     error: str = ""
     kind: str = ""
+
+
+@dataclass(slots=True)
+class ToolResultRepaired(Event):
+    """A stored tool call had no result; an error result was filled in when loading."""
+
+    type: ClassVar[str] = "tool_result_repaired"
+    call: ToolCall | None = None
+
+
+async def turn_events(
+    queue: asyncio.Queue[Event], turn_id: str, *, started: bool = False
+) -> AsyncIterator[Event]:
+    """From every event put on ``queue``, those of turn ``turn_id``: its ``turn_start``
+    (with the ``agent_start`` just before it) to its ``turn_end`` (with the ``agent_end``
+    right after it); ``started`` when the turn already runs (a join)."""
+    ended, held = False, None
+    while True:
+        event = await queue.get()
+        if ended:  # after our turn_end comes agent_end or the next turn's events
+            if isinstance(event, AgentEnd):
+                yield event
+            return
+        if not started:
+            if isinstance(event, AgentStart):
+                held = event
+            elif isinstance(event, TurnStart) and event.turn_id == turn_id:
+                started = True
+                if held is not None:
+                    yield held
+                yield event
+            elif not isinstance(event, TurnQueued):
+                held = None
+            continue
+        if event.turn_id == turn_id:
+            yield event
+        ended = isinstance(event, TurnEnd) and event.turn_id == turn_id

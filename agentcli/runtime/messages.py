@@ -18,6 +18,8 @@ from agentcli.runtime.tools import ToolCall, ToolResult, result_text
 
 __all__ = [
     "Message",
+    "MessageInput",
+    "as_messages",
     "assistant_message",
     "custom_message",
     "from_openai",
@@ -192,6 +194,20 @@ def from_openai(data: dict[str, Any]) -> Message:
         tool_call_id=data.get("tool_call_id"),
         name=data.get("name"),
     )
+
+
+MessageInput = str | Message | list[Message] | dict[str, Any]
+
+
+def as_messages(message: MessageInput) -> list[Message]:
+    """Normalise what callers pass (text, a Message, an OpenAI dict, a list) to Messages."""
+    if isinstance(message, Message):
+        return [message]
+    if isinstance(message, str):
+        return [Message(role="user", content=message)]
+    if isinstance(message, dict):
+        return [from_openai(message)]
+    return [m for item in message for m in as_messages(item)]
 
 
 def to_llm_messages(messages: list[Message]) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Tools: definitions, argument validation and batch execution.
 
-A batch is preflighted in the model's order (lookup, argument validation, the
-``before_tool_call`` hook), executed concurrently (or one by one when any tool in it is
+A batch is preflighted in the model's order (lookup, argument validation, the tool's
+``tools_context`` entry against its ``context_schema``, the ``before_tool_call`` hook), executed concurrently (or one by one when any tool in it is
 ``sequential``), and its results are returned in the model's order whatever order the
 tools finished in. Every call gets a result: errors, blocks and cancellations become
 error results the model can react to.
@@ -27,6 +27,8 @@ __all__ = [
     "Block",
     "Replace",
     "ToolExecutor",
+    "apply_override",
+    "as_decision",
     "call_tool_function",
     "result_text",
 ]
@@ -106,7 +108,9 @@ class Tool:
 
     ``execute`` is called as ``execute(arguments)`` or, when it has a ``ctx`` parameter,
     ``execute(arguments, ctx=ToolContext)``; it may be sync (run in a worker thread) or
-    async. A ``ToolResult`` return value is used as is; anything else is the content.
+    async. A ``ToolResult`` return value is used as is (``terminate=True`` hints that the
+    run may stop after this batch); anything else is the content. ``context_schema``, when
+    set, is the JSON Schema the tool's ``tools_context`` entry must satisfy.
     """
 
     name: str
@@ -185,9 +189,10 @@ Emit = Callable[[Any], Awaitable[None]]
 _RESULT_FIELDS = ("content", "is_error", "terminate", "details")
 
 
-def _as_decision(value: Any) -> Block | Replace | None:
-    """Accept the dataclasses or their dict spellings (``{"block": True, "reason": ...}``,
-    ``{"arguments": {...}}``) from hooks written by users."""
+def as_decision(value: Any) -> Block | Replace | None:
+    """A ``before_tool_call`` answer as a decision: the dataclasses, their dict spellings
+    (``{"block": True, "reason": ..., "terminate": ...}``, ``{"arguments": {...}}``) or
+    ``False`` (block); anything else allows the call."""
     if value is None or isinstance(value, Block | Replace):
         return value
     if isinstance(value, dict):
@@ -201,7 +206,9 @@ def _as_decision(value: Any) -> Block | Replace | None:
     return None
 
 
-def _apply_override(result: ToolResult, override: Any) -> ToolResult:
+def apply_override(result: ToolResult, override: Any) -> ToolResult:
+    """``result`` after an ``after_tool_call`` answer: a ToolResult replaces it, a dict
+    replaces the fields it names (content, is_error, terminate, details), None keeps it."""
     if override is None:
         return result
     if isinstance(override, ToolResult):
@@ -227,6 +234,15 @@ class ArgumentValidator:
             schema.get("properties") or schema.get("required") or schema.get("anyOf")
         ):
             return None
+        return self._problems(schema, arguments)
+
+    def context_errors(self, tool: Tool, context: Any) -> str | None:
+        """What is wrong with ``context`` for a tool that declares a ``context_schema``."""
+        if tool.context_schema is None:
+            return None
+        return self._problems(tool.context_schema, context)
+
+    def _problems(self, schema: dict[str, Any], value: Any) -> str | None:
         key = id(schema)
         validator = self._validators.get(key)
         if validator is None:
@@ -234,7 +250,7 @@ class ArgumentValidator:
 
             validator = Draft202012Validator(schema)
             self._validators[key] = validator
-        problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        problems = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
         if not problems:
             return None
         parts = []
@@ -316,8 +332,20 @@ class ToolExecutor:
             return _Prepared(
                 call, tool, _error(call, f"invalid arguments for {call.name}: {problem}")
             )
+        if tool.context_schema is not None:
+            problem = self.validator.context_errors(tool, self.tools_context.get(tool.name))
+            if problem:
+                return _Prepared(
+                    call, tool, _error(call, f"invalid context for {call.name}: {problem}")
+                )
         if self.before_tool_call is not None:
-            decision = _as_decision(await _maybe_await(self.before_tool_call(call, self.services)))
+            try:
+                decision = as_decision(
+                    await _maybe_await(self.before_tool_call(call, self.services))
+                )
+            except Exception as error:  # a hook bug is this call's error, not the turn's
+                message = f"before_tool_call failed: {type(error).__name__}: {error}"
+                return _Prepared(call, tool, _error(call, message))
             if isinstance(decision, Block):
                 result = ToolResult(call.id, call.name, decision.reason, True, decision.terminate)
                 return _Prepared(call, tool, result)
@@ -364,7 +392,7 @@ class ToolExecutor:
                 override = await _maybe_await(self.after_tool_call(call, result))
             except Exception as error:
                 override = {"content": f"after_tool_call failed: {error}", "is_error": True}
-            result = _apply_override(result, override)
+            result = apply_override(result, override)
         self.finished[call.id] = result
         await self.emit(
             ToolExecutionEnd(

@@ -251,7 +251,7 @@ async def test_abort_during_a_slow_tool(scripted):
     assert names[-2:] == ["turn_end", "agent_end"]
     assert events[-2].reason == "aborted"
     # the queued follow-up was not lost
-    assert [m.content for m in agent._follow_up] == ["queued for later"]
+    assert [m.content for m in agent.peek_queued_messages()] == ["queued for later"]
 
 
 async def test_abort_during_the_model_call():
