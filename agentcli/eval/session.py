@@ -21,6 +21,8 @@ from agentcli.assistant.package import find_assistants_root, find_package_dir, r
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError, HookError
 from agentcli.eval.cases import Case, load_cases, parse_case
+from agentcli.eval.dynamic import check_simulators
+from agentcli.eval.generate import generate_cases
 from agentcli.eval.merge import exit_code_for
 from agentcli.eval.results import CaseResult, summary_from_counts
 from agentcli.eval.runner import (
@@ -30,6 +32,7 @@ from agentcli.eval.runner import (
     EvalRunner,
     trace_of,
 )
+from agentcli.eval.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
 from agentcli.eval.services import EvalContext, case_file_label
 from agentcli.eval.sharding import parse_shard, select_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
@@ -171,12 +174,20 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             "an input is required: a message, @cases.jsonl, or --scripts MODULE",
             hint='agent eval expense @tests/inputs.jsonl   or   agent eval expense "hello"',
         )
+    if request.input and request.scripts:
+        raise ConfigError("give either an input or --scripts MODULE, not both")
     spec = (
         classify_input(request.input, request.cwd)
         if request.input
-        else InputSpec("script_tests", "")
+        else InputSpec("script_tests", request.scripts or "")
     )
-    package = _target(request, spec)
+    if spec.kind == "script_tests" and spec.value.startswith("scripts."):
+        assistants_root = find_assistants_root(request.cwd, request.root)
+        folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=request.cwd)
+        spec = InputSpec("script_tests", module)
+        package = resolve_assistant(str(folder), root=assistants_root, cwd=request.cwd)
+    else:
+        package = _target(request, spec)
     root = find_assistants_root(request.cwd, request.root) or package.root
     context = load_context_file(request.ctx_file) if request.ctx_file else EvalContext()
     registry = AssistantRegistry(root, cwd=request.cwd)
@@ -206,10 +217,18 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             assert spec.path is not None
             cases = load_cases(spec.path, project_root=project_root_for(spec.path, package))
             return await _run_cases(config, cases, request, view, spec)
-        raise ConfigError(
-            f"{spec.kind.replace('_', ' ')} input {spec.value!r} is not supported by this build",
-            hint="run a case file: agent eval <assistant> @tests/inputs.jsonl",
+        if spec.kind == "script_tests":
+            suite = load_suite(package, spec.value)
+            return await _run_cases(config, suite.cases(), request, view, spec, suite=suite)
+        cases = await generate_cases(
+            spec.value,
+            assistant=assistant,
+            registry=registry,
+            project_root=request.cwd,
+            timeout=config.timeout,
+            warn=view.warning,
         )
+        return await _run_cases(config, cases, request, view, spec)
     finally:
         await registry.aclose()
 
@@ -270,7 +289,13 @@ def default_output_path(case_file: Path) -> Path:
 
 
 async def _run_cases(
-    config: EvalConfig, cases: list[Case], request: EvalRequest, view: Any, spec: InputSpec
+    config: EvalConfig,
+    cases: list[Case],
+    request: EvalRequest,
+    view: Any,
+    spec: InputSpec,
+    *,
+    suite: ScriptSuite | None = None,
 ) -> int:
     from agentcli.eval.reports import writer_for
 
@@ -281,15 +306,23 @@ async def _run_cases(
         index, count = parse_shard(request.shard)
         cases = select_shard(cases, index, count)
         view.info(f"Shard: {index}/{count} ({len(cases)} test cases)")
-    connector = _preflight_connector(config, cases)
+    if suite is None:
+        connector = _preflight_connector(config, cases)
+    else:  # script tests call the agent only if they want to
+        connector = config.connector or package.connector or ""
+    input_label = case_file_label(suite.path if suite else spec.path) or spec.value
     selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
     if config.run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
-    view.header()
+    check_simulators(selected, config.simulator, config.registry)
+    view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
     if connector:
         view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
-    view.info(f"Input: {case_file_label(spec.path)} ({len(cases)} test cases)")
+    if suite is not None:
+        view.info(f"Script: {input_label} ({len(cases)} test functions)")
+    else:
+        view.info(f"Input: {input_label} ({len(cases)} test cases)")
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
         view.warning(f"Skipped: {skipped} test cases")
@@ -324,7 +357,7 @@ async def _run_cases(
         "metadata": {
             "started_at": started_at.isoformat(),
             "version": __version__,
-            "input_file": case_file_label(spec.path),
+            "input_file": input_label,
             "options": {
                 "connector": request.connector,
                 "timeout_s": config.timeout,
@@ -358,7 +391,13 @@ async def _run_cases(
         writer.add(previous)
         if tracker is not None:
             tracker.add(previous)
-    runner = EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
+    runner = (
+        EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
+        if suite is None
+        else ScriptTestRunner(
+            config, suite, on_event=view.on_event, on_result=on_result, stop_when=stop_when
+        )
+    )
     view.section("Running Tests")
     view.start_progress(len(selected) * config.runs)
     clock = time.perf_counter()
