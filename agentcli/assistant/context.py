@@ -1,29 +1,36 @@
 """The ``ctx`` object handed to hooks, tools and script tests.
 
-It carries the request's identity (chat, assistant, user, team, locale, metadata) and the
-services of the seed in Python form: ``memory`` (user/team/chat in SQLite, context per
-request), ``trace``, output messages (``send``, ``send_stream``, ``append``, ``replace``,
-``merge``, ``set``, ``end``), and calls to other assistants (``agent``), to connectors
-(``llm``) and to tool servers (``mcp``).
+It carries the request's identity (chat, assistant, user, team, locale, metadata,
+authorized) and the services of the seed in Python form: ``memory`` (user/team/chat in
+SQLite, context per request), ``trace``, output messages (``send``, ``send_stream``,
+``append``, ``replace``, ``merge``, ``set``, ``end``, blocks), and calls to other assistants
+(``agent``), to connectors (``llm``) and to tool servers (``mcp``).
 
 Service methods that do I/O work from both worlds: awaited in an ``async`` hook, or called
-plainly in a sync hook (which runs in a worker thread and blocks until the call is done).
+plainly in a sync hook (which runs in a thread of its own and blocks until the call is done).
+Calls to several targets follow the seed: ``all`` (every answer, in order), ``any`` (the
+first answer without an error) and ``race`` (the first answer). A failed agent or LLM call
+is a value with an ``error`` key, never an exception; ``ctx.mcp.call_tool`` raises
+``ToolError`` like the seed's CallTool, while ``ctx.mcp.all/any/race`` return error values.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentcli.assistant.calls import AgentCalls, LlmCalls, McpCalls
 from agentcli.assistant.memory import Memory, MemoryStore
 from agentcli.assistant.trace import TraceRecorder
-from agentcli.runtime.messages import new_id
 
 if TYPE_CHECKING:
-    from agentcli.assistant.session import AssistantRegistry, Conversation
+    from agentcli.assistant.conversation import Conversation
+    from agentcli.assistant.session import AssistantRegistry
 
 __all__ = ["Context", "OutputMessage"]
 
@@ -36,15 +43,25 @@ class OutputMessage:
     type: str = "text"
     props: dict[str, Any] = field(default_factory=dict)
     done: bool = True
+    block_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"id": self.id, "type": self.type, "props": self.props, "done": self.done}
+        data = {"id": self.id, "type": self.type, "props": self.props, "done": self.done}
+        if self.block_id is not None:
+            data["block_id"] = self.block_id
+        return data
+
+    def text(self) -> str:
+        """What a terminal shows: the ``content`` prop of a text message, else the props."""
+        if self.type == "text" and "content" in self.props:
+            return str(self.props["content"])
+        return f"[{self.type}] {json.dumps(self.props, ensure_ascii=False, default=str)}"
 
 
 class _Bridge:
     """Runs a coroutine from either side: returned to await on the loop's thread, or run
-    to completion from a worker thread (sync hooks)."""
+    to completion from another thread (sync hooks and tools)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -54,136 +71,6 @@ class _Bridge:
         if threading.get_ident() == self.loop_thread:
             return coroutine
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-
-
-class AgentCalls:
-    """``ctx.agent``: call other assistants."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-
-    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        agent_id = request.get("agent_id") or request.get("assistant_id") or ""
-        messages = request.get("messages") or []
-        options = dict(request.get("options") or {})
-        try:
-            reply = await self._ctx.registry.ask(
-                agent_id, messages, parent=self._ctx, options=options
-            )
-        except Exception as error:  # a failed sub-call is a value the hook can inspect
-            return {"agent_id": agent_id, "content": None, "error": str(error)}
-        return {
-            "agent_id": agent_id,
-            "content": reply.output,
-            "text": reply.text,
-            "error": reply.error,
-        }
-
-    def call(self, agent_id: str, messages: Any, options: dict[str, Any] | None = None) -> Any:
-        """Ask one assistant; returns ``{agent_id, content, text, error}``."""
-        request = {"agent_id": agent_id, "messages": _as_messages(messages), "options": options}
-        return self._ctx.bridge(self._call(request))
-
-    def all(self, requests: list[dict[str, Any]]) -> Any:
-        """Ask several assistants concurrently; every answer, in order."""
-        return self._ctx.bridge(_gather([self._call(_request(r)) for r in requests]))
-
-    def any(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer without an error (or the last error)."""
-        return self._ctx.bridge(_first(self._call(_request(r)) for r in requests))
-
-    def race(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer to arrive, error or not."""
-        return self._ctx.bridge(_first((self._call(_request(r)) for r in requests), ok_only=False))
-
-
-class LlmCalls:
-    """``ctx.llm``: call a connector directly."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-
-    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from agentcli.models.base import ModelSettings, TextDelta, collect
-
-        connector = request.get("connector") or ""
-        options = dict(request.get("options") or {})
-        on_chunk: Callable[[str], Any] | None = request.get("on_chunk")
-        try:
-            model = self._ctx.registry.model(connector, package=self._ctx.package)
-            settings = ModelSettings(
-                temperature=options.pop("temperature", None),
-                max_tokens=options.pop("max_tokens", None),
-                extra=options,
-            )
-            messages = _as_messages(request.get("messages"))
-            if on_chunk is None:
-                response = await collect(model, messages, [], settings)
-                content = response.content
-            else:
-                parts: list[str] = []
-                async for part in model.stream(messages, [], settings):
-                    if isinstance(part, TextDelta):
-                        parts.append(part.text)
-                        on_chunk(part.text)
-                content = "".join(parts)
-        except Exception as error:
-            return {"connector": connector, "content": None, "error": str(error)}
-        return {"connector": connector, "content": content, "error": None}
-
-    def stream(
-        self,
-        connector: str,
-        messages: Any,
-        options: dict[str, Any] | None = None,
-        on_chunk: Callable[[str], Any] | None = None,
-    ) -> Any:
-        """Call ``connector``; ``on_chunk(text)`` sees the answer as it streams."""
-        request = {
-            "connector": connector,
-            "messages": messages,
-            "options": options,
-            "on_chunk": on_chunk,
-        }
-        return self._ctx.bridge(self._call(request))
-
-    def all(self, requests: list[dict[str, Any]]) -> Any:
-        """Call several connectors concurrently; every answer, in order."""
-        return self._ctx.bridge(_gather([self._call(r) for r in requests]))
-
-    def any(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer without an error."""
-        return self._ctx.bridge(_first(self._call(r) for r in requests))
-
-    def race(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer to arrive."""
-        return self._ctx.bridge(_first((self._call(r) for r in requests), ok_only=False))
-
-
-class McpCalls:
-    """``ctx.mcp``: the package's tool servers."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-
-    def list_tools(self, server: str | None = None) -> Any:
-        """The tools of one server (or all)."""
-        return self._ctx.bridge(self._ctx.conversation.assistant.toolbox.list_tools(server))
-
-    def call_tool(self, server: str, name: str, arguments: dict[str, Any] | None = None) -> Any:
-        """Call one tool and return its result."""
-        toolbox = self._ctx.conversation.assistant.toolbox
-        return self._ctx.bridge(toolbox.call_tool(server, name, arguments, ctx=self._ctx))
-
-    def call_tools(self, server: str, calls: list[dict[str, Any]]) -> Any:
-        """Call tools one after another."""
-        toolbox = self._ctx.conversation.assistant.toolbox
-        return self._ctx.bridge(toolbox.call_tools(server, calls, ctx=self._ctx))
-
-    def call_tools_parallel(self, server: str, calls: list[dict[str, Any]]) -> Any:
-        """Call tools concurrently."""
-        toolbox = self._ctx.conversation.assistant.toolbox
-        return self._ctx.bridge(toolbox.call_tools_parallel(server, calls, ctx=self._ctx))
 
 
 class Context:
@@ -218,10 +105,33 @@ class Context:
         self.trace = TraceRecorder(enabled=trace_enabled)
         self.output: list[OutputMessage] = []
         self._on_output = on_output
+        self._ids = {kind: itertools.count(1) for kind in "MBT"}
+        self._lock = threading.Lock()
         self.bridge = _Bridge(asyncio.get_running_loop())
         self.agent = AgentCalls(self)
         self.llm = LlmCalls(self)
         self.mcp = McpCalls(self)
+
+    def __repr__(self) -> str:
+        return f"Context(assistant={self.assistant_id!r}, chat={self.chat_id!r})"
+
+    # -- ids -----------------------------------------------------------------------------
+
+    def _next(self, kind: str) -> str:
+        with self._lock:
+            return f"{kind}{next(self._ids[kind])}"
+
+    def message_id(self) -> str:
+        """A new message id (``M1``, ``M2``, ...)."""
+        return self._next("M")
+
+    def block_id(self) -> str:
+        """A new block id (``B1``, ...) to group messages: ``send(text, block_id)``."""
+        return self._next("B")
+
+    def thread_id(self) -> str:
+        """A new thread id (``T1``, ...)."""
+        return self._next("T")
 
     # -- output messages ---------------------------------------------------------------
 
@@ -234,23 +144,22 @@ class Context:
         for message in self.output:
             if message.id == message_id:
                 return message
-        raise KeyError(f"no output message {message_id!r}")
+        raise KeyError(f"no output message {message_id!r} (send it first)")
 
-    def send(self, message: Any) -> str:
+    def _add(self, message: Any, block_id: str | None, done: bool) -> str:
+        kind, props = _message_parts(message)
+        sent = OutputMessage(self.message_id(), kind, props, done=done, block_id=block_id)
+        self.output.append(sent)
+        self._publish(sent)
+        return sent.id
+
+    def send(self, message: Any, block_id: str | None = None) -> str:
         """Send a complete message (a string or ``{type, props}``); returns its id."""
-        kind, props = _message_parts(message)
-        sent = OutputMessage(new_id(), kind, props)
-        self.output.append(sent)
-        self._publish(sent)
-        return sent.id
+        return self._add(message, block_id, done=True)
 
-    def send_stream(self, message: Any = "") -> str:
+    def send_stream(self, message: Any = "", block_id: str | None = None) -> str:
         """Start a streaming message; continue it with ``append`` and finish with ``end``."""
-        kind, props = _message_parts(message)
-        sent = OutputMessage(new_id(), kind, props, done=False)
-        self.output.append(sent)
-        self._publish(sent)
-        return sent.id
+        return self._add(message, block_id, done=False)
 
     def append(self, message_id: str, text: str) -> None:
         """Add text to a message's content."""
@@ -264,16 +173,30 @@ class Context:
         target.type, target.props = _message_parts(message)
         self._publish(target)
 
-    def merge(self, message_id: str, props: dict[str, Any]) -> None:
-        """Merge props into a message."""
+    def merge(self, message_id: str, data: dict[str, Any], path: str = "props") -> None:
+        """Merge ``data`` into the object at ``path`` of a message (``props`` by default)."""
         target = self._find(message_id)
-        target.props.update(props)
+        place = _locate(target, path)
+        if place is None:
+            target.props.update(data)
+        else:
+            holder, key = place
+            current = holder.get(key)
+            holder[key] = {**current, **data} if isinstance(current, dict) else dict(data)
         self._publish(target)
 
-    def set(self, message_id: str, key: str, value: Any) -> None:
-        """Set one prop of a message."""
+    def set(self, message_id: str, value: Any, path: str) -> None:
+        """Set the value at ``path`` of a message (``props.status``; ``status`` alone means
+        ``props.status``)."""
         target = self._find(message_id)
-        target.props[key] = value
+        place = _locate(target, path)
+        if place is None:
+            if not isinstance(value, dict):
+                raise TypeError(f"props of message {message_id!r} must be a dict")
+            target.props = dict(value)
+        else:
+            holder, key = place
+            holder[key] = value
         self._publish(target)
 
     def end(self, message_id: str) -> None:
@@ -281,6 +204,13 @@ class Context:
         target = self._find(message_id)
         target.done = True
         self._publish(target)
+
+    def end_block(self, block_id: str) -> None:
+        """Finish every message of a block."""
+        for message in self.output:
+            if message.block_id == block_id and not message.done:
+                message.done = True
+                self._publish(message)
 
     def close(self) -> None:
         """End the request: finish the trace and drop request-scoped memory."""
@@ -294,34 +224,18 @@ def _message_parts(message: Any) -> tuple[str, dict[str, Any]]:
     return "text", {"content": "" if message is None else str(message)}
 
 
-def _as_messages(messages: Any) -> list[dict[str, Any]]:
-    if messages is None:
-        return []
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    if isinstance(messages, dict):
-        return [messages]
-    return list(messages)
-
-
-def _request(request: dict[str, Any]) -> dict[str, Any]:
-    return {**request, "messages": _as_messages(request.get("messages"))}
-
-
-async def _gather(coroutines: list[Coroutine[Any, Any, Any]]) -> list[Any]:
-    return list(await asyncio.gather(*coroutines))
-
-
-async def _first(coroutines: Any, *, ok_only: bool = True) -> Any:
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    last: Any = None
-    try:
-        for next_done in asyncio.as_completed(tasks):
-            result = await next_done
-            last = result
-            if not ok_only or not result.get("error"):
-                return result
-        return last
-    finally:
-        for task in tasks:
-            task.cancel()
+def _locate(message: OutputMessage, path: str) -> tuple[dict[str, Any], str] | None:
+    """The dict holding the last key of ``path`` inside ``message.props`` (created on the
+    way), or None when ``path`` names ``props`` itself."""
+    parts = [part for part in path.split(".") if part]
+    if parts and parts[0] == "props":
+        parts = parts[1:]
+    if not parts:
+        return None
+    holder = message.props
+    for part in parts[:-1]:
+        child = holder.get(part)
+        if not isinstance(child, dict):
+            child = holder[part] = {}
+        holder = child
+    return holder, parts[-1]

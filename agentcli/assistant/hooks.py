@@ -3,15 +3,18 @@
 ``Create(ctx, messages, options)`` runs before the model call and may return messages,
 temperature, max_tokens, connector, prompt_preset, disable_global_prompts, mcp_servers,
 locale, metadata or delegate. ``Next(ctx, payload, options)`` runs after it and may return
-data (the turn's output), delegate or metadata. ``create``/``next`` are accepted too. Both
-may be sync (run in a worker thread) or async; a hook that raises becomes a ``HookError``
-naming the assistant, file and function.
+data (the turn's output), delegate or metadata. ``create``/``next`` are accepted too, and a
+hook may take fewer parameters (``Create(ctx, messages)``, the seed's form). Both may be
+sync (run in a thread of their own) or async; a hook that raises becomes a ``HookError``
+naming the assistant, file, line and function.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,20 +25,23 @@ from agentcli.pysource import load_source_module
 
 __all__ = ["CreateResult", "Delegate", "Hooks", "NextResult", "call_user_function"]
 
-CREATE_FIELDS = (
-    "messages",
-    "temperature",
-    "max_tokens",
-    "connector",
-    "prompt_preset",
-    "disable_global_prompts",
-    "mcp_servers",
-    "locale",
-    "metadata",
-    "delegate",
-    "uses",
-    "force_uses",
-)
+# Field -> (accepted Python types, what the error says). ``uses``/``force_uses`` (Yao's
+# wrapper tools) are accepted for compatibility and have no effect.
+_CREATE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "messages": ((list,), "a list of messages"),
+    "temperature": ((int, float), "a number"),
+    "max_tokens": ((int,), "an integer"),
+    "connector": ((str,), "a connector string"),
+    "prompt_preset": ((str,), "a preset name"),
+    "disable_global_prompts": ((bool,), "true or false"),
+    "mcp_servers": ((list,), 'a list of server ids or {"server_id", "tools"}'),
+    "locale": ((str,), "a locale code such as en-us"),
+    "metadata": ((dict,), "an object"),
+    "delegate": ((dict,), "an object with agent_id"),
+    "uses": ((dict,), "an object"),
+    "force_uses": ((bool,), "true or false"),
+}
+CREATE_FIELDS = tuple(_CREATE_TYPES)
 NEXT_FIELDS = ("data", "delegate", "metadata")
 
 
@@ -68,7 +74,7 @@ class CreateResult:
 
 @dataclass(slots=True)
 class NextResult:
-    """What a Next hook asked for."""
+    """What a Next hook asked for; ``has_data`` tells a returned ``data`` from none."""
 
     data: Any = None
     delegate: Delegate | None = None
@@ -77,14 +83,45 @@ class NextResult:
 
 
 async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
-    """Call user code: async functions awaited, sync ones in a worker thread so they cannot
-    stall the event loop."""
+    """Call user code: async functions awaited, sync ones in a thread of their own so they
+    cannot stall the event loop (and may block on ``ctx`` calls that need it)."""
     if inspect.iscoroutinefunction(function):
         return await function(*args)
-    result = await asyncio.to_thread(function, *args)
+    result = await _in_thread(function, *args)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """Run ``function`` in a new daemon thread. Not the shared pool: a sync hook that waits
+    for a sub-call whose own sync hook needs a thread would otherwise exhaust the pool, and a
+    daemon thread abandoned by an abort never delays the exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            outcome(value)
+
+    def target() -> None:
+        try:
+            value = context.run(function, *args)
+        except Exception as error:
+            deliver: tuple[Callable[[Any], None], Any] = (future.set_exception, error)
+        except BaseException as error:  # SystemExit in user code is a failure, not an exit
+            deliver = (future.set_exception, RuntimeError(f"{type(error).__name__}: {error}"))
+        else:
+            deliver = (future.set_result, value)
+        try:
+            loop.call_soon_threadsafe(settle, *deliver)
+        except RuntimeError:  # the loop is gone: nobody waits for this result any more
+            pass
+
+    name = getattr(function, "__name__", "hook")
+    threading.Thread(target=target, name=f"agentcli-{name}", daemon=True).start()
+    return await future
 
 
 def _delegate(value: Any, where: str) -> Delegate | None:
@@ -95,7 +132,10 @@ def _delegate(value: Any, where: str) -> Delegate | None:
     messages = value.get("messages")
     if messages is not None and not isinstance(messages, list):
         raise HookError(f"{where}: delegate.messages must be a list of messages")
-    return Delegate(value["agent_id"], messages, dict(value.get("options") or {}))
+    options = value.get("options") or {}
+    if not isinstance(options, dict):
+        raise HookError(f"{where}: delegate.options must be an object")
+    return Delegate(value["agent_id"], messages, dict(options))
 
 
 class Hooks:
@@ -115,7 +155,7 @@ class Hooks:
 
     @classmethod
     def load(cls, assistant_id: str, package_dir: Path) -> Hooks:
-        """Load ``src/index.py`` if the package has one."""
+        """Load ``src/index.py`` if the package has one (import errors name the file)."""
         path = package_dir / "src" / "index.py"
         if not path.is_file():
             return cls(assistant_id)
@@ -129,8 +169,20 @@ class Hooks:
             next_ if callable(next_) else None,
         )
 
-    def _where(self, function: Callable[..., Any]) -> str:
-        return f"{self.assistant_id}: {self.path}:{getattr(function, '__name__', '?')}"
+    def _where(self, function: Callable[..., Any], line: int | None = None) -> str:
+        place = f"{self.path}:{line}" if line else str(self.path)
+        return f"{place}: {getattr(function, '__name__', '?')}() of assistant {self.assistant_id}"
+
+    def _line(self, error: BaseException) -> int | None:
+        """The last line of the hook file in the error's traceback."""
+        line = None
+        target = self.path.resolve() if self.path else None
+        trace = error.__traceback__
+        while trace is not None:
+            if target is not None and Path(trace.tb_frame.f_code.co_filename) == target:
+                line = trace.tb_lineno
+            trace = trace.tb_next
+        return line
 
     async def _call(self, function: Callable[..., Any], *args: Any) -> Any:
         parameters = _positional_count(function)
@@ -140,7 +192,8 @@ class Hooks:
             raise
         except Exception as error:
             raise HookError(
-                f"hook {self._where(function)} raised {type(error).__name__}: {error}"
+                f"hook {self._where(function, self._line(error))} raised "
+                f"{type(error).__name__}: {error}"
             ) from error
 
     async def run_create(
@@ -153,17 +206,14 @@ class Hooks:
         if value is None:
             return None
         where = f"hook {self._where(self.create)}"
-        if not isinstance(value, dict):
-            raise HookError(f"{where} must return a dict or None, not {type(value).__name__}")
-        unknown = sorted(set(value) - set(CREATE_FIELDS))
-        if unknown:
-            raise HookError(
-                f"{where} returned unknown field(s) {', '.join(unknown)}",
-                hint=f"Create may return: {', '.join(CREATE_FIELDS)}",
-            )
-        messages_value = value.get("messages")
-        if messages_value is not None and not isinstance(messages_value, list):
-            raise HookError(f"{where}: messages must be a list of messages")
+        _check_shape(value, CREATE_FIELDS, where, "Create")
+        for key, item in value.items():
+            types, expected = _CREATE_TYPES[key]
+            wrong_bool = isinstance(item, bool) and bool not in types
+            if item is not None and (wrong_bool or not isinstance(item, types)):
+                raise HookError(f"{where}: {key} must be {expected}, got {type(item).__name__}")
+        if value.get("connector") == "":
+            raise HookError(f"{where}: connector must not be empty")
         result = CreateResult(**{k: v for k, v in value.items() if k != "delegate"})
         result.delegate = _delegate(value.get("delegate"), where)
         return result
@@ -178,19 +228,29 @@ class Hooks:
         if value is None:
             return None
         where = f"hook {self._where(self.next)}"
-        if not isinstance(value, dict):
-            raise HookError(f"{where} must return a dict or None, not {type(value).__name__}")
-        unknown = sorted(set(value) - set(NEXT_FIELDS))
-        if unknown:
-            raise HookError(
-                f"{where} returned unknown field(s) {', '.join(unknown)}",
-                hint=f"Next may return: {', '.join(NEXT_FIELDS)}",
-            )
+        _check_shape(value, NEXT_FIELDS, where, "Next")
+        metadata = value.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise HookError(f"{where}: metadata must be an object")
         return NextResult(
             data=value.get("data"),
             delegate=_delegate(value.get("delegate"), where),
-            metadata=value.get("metadata"),
-            has_data="data" in value and value["data"] is not None,
+            metadata=metadata,
+            has_data=value.get("data") is not None,
+        )
+
+
+def _check_shape(value: Any, fields: tuple[str, ...], where: str, hook: str) -> None:
+    if not isinstance(value, dict):
+        raise HookError(
+            f"{where} must return a dict or None, not {type(value).__name__}",
+            hint=f"{hook} may return: {', '.join(fields)}",
+        )
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise HookError(
+            f"{where} returned unknown field(s) {', '.join(map(str, unknown))}",
+            hint=f"{hook} may return: {', '.join(fields)}",
         )
 
 

@@ -1,13 +1,17 @@
-"""Rendering one agent turn in a terminal: streamed text on stdout, tool activity on stderr
-(so the answer can be piped), or every event as NDJSON with ``--json``."""
+"""Rendering turns in a terminal: the streamed answer on ``out``, tool activity and hook
+messages on ``err`` (so ``agent run ... > answer.txt`` keeps only the answer), or every event
+as one JSON line with ``--json``. The chat passes the same stream for both."""
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import Any, TextIO
 
 from agentcli.runtime.tools import result_text
+
+__all__ = ["TurnPrinter", "tool_label"]
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -15,8 +19,37 @@ def _short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def tool_label(name: str) -> str:
+    """``expense__submit_expense`` -> ``submit_expense (expense)``; other names as they are."""
+    server, separator, tool = name.partition("__")
+    return f"{tool} ({server})" if separator and server and tool else name
+
+
+class _Stream:
+    """A text stream that knows whether its cursor is at the start of a line."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.at_line_start = True
+
+    def write(self, text: str) -> None:
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+            self.at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        """Write ``text`` on a line of its own."""
+        self.newline()
+        self.write(text + "\n")
+
+    def newline(self) -> None:
+        if not self.at_line_start:
+            self.write("\n")
+
+
 class TurnPrinter:
-    """An event listener that prints a turn as it happens."""
+    """Event and output listener that prints a turn as it happens (or as NDJSON)."""
 
     def __init__(
         self,
@@ -28,54 +61,92 @@ class TurnPrinter:
     ) -> None:
         self.json_events = json_events
         self.verbose = verbose
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
-        self._at_line_start = True
+        self.out = _Stream(out or sys.stdout)
+        self.err = self.out if err is not None and err is out else _Stream(err or sys.stderr)
+        self._lock = threading.Lock()  # hooks send from their own threads
+        self._shown: dict[str, str] = {}
+
+    def _json(self, data: dict[str, Any]) -> None:
+        with self._lock:
+            self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+
+    def _note(self, text: str) -> None:
+        """A line on ``err``, after ending the answer's line when both share a stream."""
+        if self.err is not self.out:
+            self.out.newline()
+        self.err.line(text)
 
     def on_event(self, event: Any) -> None:
-        """Print what ``event`` means for a person (or as JSON)."""
+        """Print what an agent event means for a person (or as JSON)."""
         if self.json_events:
-            self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
-            self.out.flush()
+            self._json(event.to_dict())
             return
         kind = event.type
-        if kind == "message_update" and getattr(event.delta, "type", "") == "text_delta":
-            self._write(event.delta.text)
-        elif kind == "tool_execution_start":
-            self._newline()
-            arguments = f" {_short(event.call.arguments)}" if self.verbose else ""
-            self.err.write(f"⚙ {event.call.name}{arguments}\n")
-            self.err.flush()
-        elif kind == "tool_execution_end":
-            mark = "✗" if event.result.is_error else "✓"
-            detail = (
-                f" {_short(event.result.content)}" if self.verbose or event.result.is_error else ""
-            )
-            self.err.write(f"{mark} {event.call.name} ({event.duration_ms:.0f} ms){detail}\n")
-            self.err.flush()
-        elif kind == "error":
-            self._newline()
-            self.err.write(f"error: {event.error}\n")
-            self.err.flush()
+        with self._lock:
+            if kind == "message_update" and getattr(event.delta, "type", "") == "text_delta":
+                self.out.write(event.delta.text)
+            elif kind == "tool_execution_start":
+                arguments = f" {_short(event.call.arguments)}" if self.verbose else ""
+                self._note(f"⚙ {tool_label(event.call.name)}{arguments}")
+            elif kind == "tool_execution_end":
+                failed = event.result.is_error
+                detail = f" → {_short(event.result.content)}" if self.verbose or failed else ""
+                mark = "✗" if failed else "✓"
+                label = tool_label(event.call.name)
+                self._note(f"{mark} {label} ({event.duration_ms:.0f} ms){detail}")
+            elif kind == "error":
+                self._note(f"error: {event.error}")
 
-    def _write(self, text: str) -> None:
-        if text:
-            self.out.write(text)
-            self.out.flush()
-            self._at_line_start = text.endswith("\n")
-
-    def _newline(self) -> None:
-        if not self._at_line_start:
-            self.out.write("\n")
-            self.out.flush()
-            self._at_line_start = True
+    def on_output(self, message: Any) -> None:
+        """Print a message a hook sent (``ctx.send``), streaming ones as they grow."""
+        if self.json_events:
+            self._json({"type": "output", "message": message.to_dict()})
+            return
+        text = message.text()
+        with self._lock:
+            shown = self._shown.get(message.id)
+            if shown is None or not text.startswith(shown):
+                if self.err is not self.out:
+                    self.out.newline()
+                self.err.newline()
+                self.err.write(f"» {text}")
+            else:
+                self.err.write(text[len(shown) :])
+            self._shown[message.id] = text
+            if message.done:
+                self.err.newline()
 
     def finish(self, result: Any) -> None:
-        """End the output cleanly after a turn."""
+        """End the output of a bare connector turn (a ``TurnResult``)."""
+        if not self.json_events:
+            self._end(result.reason, result.steps)
+
+    def finish_reply(self, reply: Any) -> None:
+        """End the output of an assistant turn: the Next hook's data, if any, then notes."""
         if self.json_events:
+            self._json({"type": "reply", **reply.to_dict()})
             return
-        self._newline()
-        if result.reason == "aborted":
-            self.err.write("(aborted)\n")
-        elif result.reason == "max_steps":
-            self.err.write(f"(stopped after {result.steps} steps: max_steps reached)\n")
+        steps = reply.turn.steps if reply.turn is not None else 0
+        with self._lock:
+            self.out.newline()
+            if reply.next is not None:
+                data = reply.next
+                text = (
+                    data
+                    if isinstance(data, str)
+                    else json.dumps(data, ensure_ascii=False, indent=2)
+                )
+                self.out.line(text)
+        self._end(reply.status, steps)
+
+    def aborted(self) -> None:
+        """Note a turn stopped before it reached the model."""
+        self._end("aborted", 0)
+
+    def _end(self, reason: str, steps: int) -> None:
+        with self._lock:
+            self.out.newline()
+            if reason == "aborted":
+                self.err.line("(aborted)")
+            elif reason == "max_steps":
+                self.err.line(f"(stopped after {steps} steps: max_steps reached)")

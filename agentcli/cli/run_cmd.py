@@ -1,25 +1,40 @@
-"""``agent run``: talk to an assistant or a connector."""
+"""``agent run``: talk to an assistant (one message, or an interactive chat) or straight to a
+connector with ``-c``."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Any
 
 import typer
+
+from agentcli.cli.errors import guarded
+
+HELP = """Send a message to an assistant and stream the answer, or chat with it.
+
+With a message (or piped input) one turn runs: the answer goes to stdout, tool activity
+and messages from hooks to stderr. Without one, on a terminal, an interactive chat starts
+(exit, quit or Ctrl-D leave; Ctrl-C stops an answer; !multi ... !end; /reset; /save FILE;
+/help). Chats are logged under $AGENTCLI_HOME/sessions and resumed with --session NAME or
+--continue. Exit codes: 0 answered, 1 the turn failed or was aborted, 2 bad input.
+
+\b
+Examples:
+  agent run expense "submit $25 for lunch"
+  agent run expense                         interactive chat
+  agent run expense -c openai/gpt-4o-mini   the same package on a real model
+  echo "hello" | agent run keyword
+  agent run -c echo "hello"                 a connector, no assistant
+  agent run coffee --session order-1        resume (or start) a named session
+  agent run --continue                      resume the most recent session
+  agent run expense "list my expenses" --json | jq .type
+"""
 
 
 def register(app: typer.Typer) -> None:
     """Add the command to ``app``."""
-    app.command(
-        "run",
-        help=(
-            "Send a message to an assistant (or straight to a connector with -c) and stream "
-            "the answer.\n\n"
-            "Examples:\n\n"
-            '  agent run -c echo "hello"\n\n'
-            '  agent run -c openai/gpt-4o-mini "What is 2+2?"\n\n'
-            '  echo "hello" | agent run -c echo'
-        ),
-    )(run)
+    app.command("run", help=HELP)(guarded(run))
 
 
 def run(
@@ -27,36 +42,183 @@ def run(
         None, help="Assistant id or path; with -c and no assistant, the message itself."
     ),
     message: str | None = typer.Argument(None, help="The message (read from stdin when piped)."),
-    connector: str | None = typer.Option(None, "-c", "--connector", help="Connector or model."),
+    connector: str | None = typer.Option(None, "-c", "--connector", help="Connector override."),
+    locale: str | None = typer.Option(None, "--locale", help="Locale, e.g. zh-cn."),
+    user: str | None = typer.Option(None, "-u", "--user", help="User id (ctx.memory.user)."),
+    team: str | None = typer.Option(None, "-t", "--team", help="Team id (ctx.memory.team)."),
+    ctx_file: Path | None = typer.Option(
+        None, "--ctx", help="Context JSON: chat_id, authorized{user_id, team_id}, metadata, locale."
+    ),
     json_events: bool = typer.Option(False, "--json", help="Print events as NDJSON."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show tool arguments and results."),
+    root: Path | None = typer.Option(
+        None, "--root", help="Assistants root (default: ./assistants)."
+    ),
+    session: str | None = typer.Option(None, "--session", help="Resume or start this session."),
+    resume: bool = typer.Option(False, "--continue", help="Resume the most recent session."),
+    chat: bool = typer.Option(
+        False, "--chat", help="Chat even when stdin is not a terminal (one line per message)."
+    ),
 ) -> None:
-    """Send one message and stream the answer."""
+    """Send one message and stream the answer, or chat."""
+    from agentcli.assistant.session import AssistantRegistry
+
+    registry = AssistantRegistry(root, cwd=Path.cwd())
+    assistant = None
+    if target is not None:
+        flexible = connector is not None or resume
+        assistant, message = _assistant_or_message(registry, target, message, flexible)
+    if assistant is None and not resume:
+        _connector_only(connector, message, json_events, verbose, session, chat)
+        return
+    from agentcli.cli.sessions import open_session
+
+    options = _request_options(ctx_file, connector, locale, user, team)
+    interactive = message is None and (chat or sys.stdin.isatty())
+    if interactive and json_events:
+        raise _usage("--json needs a message (or piped input); it has no chat mode")
+    if message is None and not interactive:
+        message = _stdin_message()
+    named = None
+    if interactive or session is not None or resume:
+        named = open_session(assistant.id if assistant else None, name=session, latest=resume)
+        if assistant is None:
+            assistant = registry.get(named.assistant_id)
+    if interactive:
+        from agentcli.cli.chat import run_chat
+
+        code = run_chat(
+            registry,
+            assistant,
+            options,
+            named,
+            verbose=verbose,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            lines=chat,
+        )
+        raise typer.Exit(code)
+    status = _one_shot(registry, assistant, options, message, named, json_events, verbose)
+    if status != "done":
+        raise typer.Exit(1)
+
+
+def _usage(text: str) -> Any:
+    from agentcli.errors import ConfigError
+
+    return ConfigError(text, hint="agent run --help")
+
+
+def _assistant_or_message(
+    registry: Any, target: str, message: str | None, flexible: bool
+) -> tuple[Any, str | None]:
+    """The assistant ``target`` names; with ``-c`` or ``--continue`` (``flexible``) and no
+    message, ``target`` may instead be the message (``agent run -c echo "hi"``)."""
+    from agentcli.errors import UnknownAssistantError
+
+    if message is None and flexible:
+        try:
+            return registry.get(target), None
+        except UnknownAssistantError:
+            return None, target
+    return registry.get(target), message
+
+
+def _stdin_message() -> str:
+    text = "" if sys.stdin.isatty() else sys.stdin.read().strip()
+    if not text:
+        raise _usage("no message given (and nothing piped on stdin)")
+    return text
+
+
+def _request_options(
+    ctx_file: Path | None,
+    connector: str | None,
+    locale: str | None,
+    user: str | None,
+    team: str | None,
+) -> Any:
+    """RequestOptions from --ctx, overridden by -c, --locale, -u and -t."""
+    from agentcli.assistant.session import RequestOptions
+
+    options = RequestOptions()
+    if ctx_file is not None:
+        from agentcli.eval.session import load_context_file
+
+        context = load_context_file(ctx_file)
+        options.chat_id = context.chat_id or None
+        options.locale = context.locale or None
+        options.user_id, options.team_id = context.user_id, context.team_id
+        options.metadata = dict(context.metadata)
+        options.authorized = dict(context.authorized)
+    options.connector = connector
+    options.locale = locale or options.locale
+    options.user_id = user or options.user_id
+    options.team_id = team or options.team_id
+    return options
+
+
+def _one_shot(
+    registry: Any,
+    assistant: Any,
+    options: Any,
+    message: str | None,
+    session: Any,
+    json_events: bool,
+    verbose: bool,
+) -> str:
+    """One turn with the assistant, streamed; returns the reply status."""
     import asyncio
 
     from agentcli.cli.render import TurnPrinter
-    from agentcli.errors import ConfigError
+
+    printer = TurnPrinter(json_events=json_events, verbose=verbose)
+    options.on_event = printer.on_event
+    options.on_output = printer.on_output
+    storage = None
+    if session is not None:
+        storage = session.log
+        options.chat_id = options.chat_id or session.name
+
+    async def main() -> Any:
+        try:
+            conversation = assistant.conversation(options, storage=storage)
+            return await conversation.send(message)
+        finally:
+            if storage is not None:
+                storage.close()
+            await registry.aclose()
+
+    reply = asyncio.run(main())
+    printer.finish_reply(reply)
+    return reply.status
+
+
+def _connector_only(
+    connector: str | None,
+    message: str | None,
+    json_events: bool,
+    verbose: bool,
+    session: str | None,
+    chat: bool,
+) -> None:
+    """``agent run -c <connector> "message"``: one turn with the bare model."""
+    import asyncio
+
+    from agentcli.cli.render import TurnPrinter
     from agentcli.models.connectors import resolve_connector
     from agentcli.runtime.agent import Agent
 
-    if message is None and target is not None and connector is not None:
-        target, message = None, target
-    if target is not None:
-        raise ConfigError(
-            f"cannot run assistant {target!r}: assistant packages are not supported by "
-            "this build of `agent run` yet",
-            hint='talk to a connector directly: agent run -c echo "hello"',
-        )
-    if message is None and not sys.stdin.isatty():
-        message = sys.stdin.read().strip()
-    if not message:
-        raise ConfigError("no message given", hint='agent run -c echo "hello"')
     if connector is None:
-        raise ConfigError("no connector given", hint='agent run -c echo "hello"')
+        raise _usage("give an assistant (agent list shows them) or a connector with -c")
+    if session is not None or chat:
+        raise _usage("--session and --chat need an assistant")
+    if message is None:
+        message = _stdin_message()
     agent = Agent(resolve_connector(connector))
     printer = TurnPrinter(json_events=json_events, verbose=verbose)
     agent.subscribe(printer.on_event)
     result = asyncio.run(agent.prompt(message))
     printer.finish(result)
-    if result.reason in ("failed", "aborted"):
+    if result.reason != "done":
         raise typer.Exit(1)

@@ -1,0 +1,202 @@
+"""What ``agent list`` shows: a summary of each package under a root, and ``--check``'s full
+inspection of a package (package.yao, locales, prompts, hooks, connector, tool servers).
+
+Nothing is started: stdio/http/sse servers are only read from their definitions, so their
+tool counts are known only where ``mcp.servers`` lists the tools (else shown as ``?``).
+Hook and tool modules are imported, which runs their top-level code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.assistant.package import AssistantPackage, assistant_id, load_package
+from agentcli.errors import AgentCliError, ConfigError
+
+__all__ = ["PackageReport", "check_package", "summarize_package", "tool_count"]
+
+
+@dataclass(slots=True)
+class PackageReport:
+    """One package as ``agent list`` shows it; ``errors``/``warnings`` are filled by checks."""
+
+    id: str
+    path: Path
+    name: str = ""
+    description: str = ""
+    connector: str = ""
+    tools: str = ""
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "connector": self.connector,
+            "tools": self.tools,
+            "path": str(self.path),
+            "errors": self.errors,
+            "warnings": self.warnings,
+        }
+
+
+def tool_count(package: AssistantPackage, env: Mapping[str, str] | None = None) -> str:
+    """How many tools the model gets: a number, ``?`` or ``N+?`` when some servers are only
+    known once started."""
+    from agentcli.assistant.mcps import load_tool_servers
+
+    specs = {spec.id: spec for spec in load_tool_servers(package.path, env=env or os.environ)}
+    raw = package.raw.get("mcp")
+    declared = isinstance(raw, list) or (isinstance(raw, dict) and raw.get("servers") is not None)
+    refs = [(ref.server_id, ref.tools) for ref in package.mcp] if declared else []
+    if not declared:
+        refs = [(server_id, None) for server_id in specs]
+    known, unknown = 0, False
+    for server_id, tools in refs:
+        spec = specs.get(server_id)
+        if tools is not None:
+            known += len(set(tools))
+        elif spec is not None and spec.transport == "process":
+            known += len(spec.tools)
+        else:
+            unknown = True
+    if unknown:
+        return f"{known}+?" if known else "?"
+    return str(known)
+
+
+def summarize_package(path: Path, root: Path | None, locale: str = "en-us") -> PackageReport:
+    """Load a package for the listing; a failure becomes the report's only error."""
+    from agentcli.assistant.locales import localize_package
+
+    report = PackageReport(id=assistant_id(path, root), path=path)
+    try:
+        package = load_package(path, root=root)
+        report.id = package.id
+        localized = localize_package(package, locale)
+        report.name, report.description = localized.name, localized.description
+        report.connector = package.connector or ""
+        report.tools = tool_count(package)
+    except AgentCliError as error:
+        report.errors.append(str(error))
+    return report
+
+
+async def check_package(
+    path: Path, root: Path | None, *, cwd: Path, env: Mapping[str, str] | None = None
+) -> PackageReport:
+    """Inspect everything of a package that can be checked without a model call; one broken
+    part does not hide the problems of the others."""
+    env = os.environ if env is None else env
+    report = PackageReport(id=assistant_id(path, root), path=path)
+    try:
+        package = load_package(path, root=root, env=env)
+    except AgentCliError as error:
+        report.errors.append(str(error))
+        return report
+    report.id, report.connector = package.id, package.connector or ""
+    report.warnings += [
+        f"unknown field '{name}' (kept, not used)" for name in package.unknown_fields
+    ]
+    report.warnings += package.warnings
+    for check in (_locales, _prompts, _hooks):
+        _collect(report, check, package)
+    _collect(report, _connector, package, cwd, env)
+    try:
+        await _tools(report, package, env)
+        report.tools = tool_count(package, env)
+    except AgentCliError as error:
+        report.errors.append(str(error))
+    report.errors = list(dict.fromkeys(report.errors))
+    return report
+
+
+def _collect(report: PackageReport, check: Any, *args: Any) -> None:
+    try:
+        check(report, *args)
+    except AgentCliError as error:
+        report.errors.append(str(error))
+
+
+def _locales(report: PackageReport, package: AssistantPackage) -> None:
+    from agentcli.assistant.locales import load_locales, localize_package
+
+    locales = load_locales(package)
+    for code in sorted(locales.messages) or ["en-us"]:
+        localize_package(package, code, locales=locales)
+    localized = localize_package(package, "en-us", locales=locales)
+    report.name, report.description = localized.name, localized.description
+
+
+def _prompts(report: PackageReport, package: AssistantPackage) -> None:
+    from agentcli.assistant.prompts import global_prompts, load_presets, load_prompts
+
+    load_prompts(package)
+    presets = load_presets(package)
+    global_prompts(package)
+    for mode in package.modes:
+        if mode not in presets and mode != package.default_mode:
+            report.warnings.append(f"mode '{mode}' has no preset prompts/{mode}.yml")
+
+
+def _hooks(report: PackageReport, package: AssistantPackage) -> None:
+    from agentcli.assistant.hooks import Hooks
+
+    hooks = Hooks.load(package.id, package.path)
+    if hooks.path is not None and hooks.create is None and hooks.next is None:
+        report.warnings.append(f"{hooks.path} defines neither Create nor Next")
+
+
+def _connector(
+    report: PackageReport, package: AssistantPackage, cwd: Path, env: Mapping[str, str]
+) -> None:
+    from agentcli.models.connectors import resolve_connector
+
+    spec = package.connector or env.get("AGENT_CONNECTOR")
+    if not spec:
+        report.warnings.append("no connector: pass -c or set AGENT_CONNECTOR to run it")
+        return
+    try:
+        resolve_connector(
+            spec, package_dir=package.path, cwd=cwd, assistants_root=package.root, env=env
+        )
+    except ConfigError as error:
+        # A key belongs to the machine, not to the package: worth knowing, not an error.
+        if "API key" in error.message:
+            report.warnings.append(str(error))
+        else:
+            report.errors.append(str(error))
+
+
+async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
+    from agentcli.assistant.tools import ToolBox
+
+    box = ToolBox.for_package(package, env=env)
+    for spec in box.specs.values():
+        if spec.transport != "process":
+            continue
+        try:
+            await box.list_tools(spec.id)
+        except AgentCliError as error:
+            report.errors.append(str(error))
+            continue
+        for tool in sorted(set(spec.schemas) - set(spec.tools)):
+            report.warnings.append(
+                f"{spec.schema_paths[tool]}: schema for a tool server {spec.id!r} does not define"
+            )
+    for ref in box.selection or []:
+        spec = box.specs[ref.server_id]
+        if spec.transport == "process" and ref.tools is not None:
+            missing = [name for name in ref.tools if name not in spec.tools]
+            if missing:
+                report.errors.append(
+                    f"{package.file}: mcp.servers selects {', '.join(missing)} from "
+                    f"{spec.id!r}, which has {', '.join(sorted(spec.tools))}"
+                )

@@ -1,0 +1,340 @@
+"""One chat with an assistant: ``Conversation.send`` runs a request through the package.
+
+A request: build ``ctx`` -> Create hook (may delegate) -> prompts, connector, tools -> the
+agent's turn -> Next hook (may delegate or replace the output) -> ``Reply``.
+
+The chat history is what was said (user messages, answers, tool calls) and lives in the
+conversation's storage, so a JSONL storage makes a resumable session. Prompts are put in
+front of it on every model call and never stored; ``messages`` returned by Create replace
+what the model sees for that request only. A delegated request is remembered as the user's
+messages and the delegate's answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from agentcli.assistant.context import Context
+from agentcli.assistant.hooks import CreateResult, Delegate
+from agentcli.assistant.prompts import context_variables, render_prompts, select_prompts
+from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
+from agentcli.errors import ConfigError
+from agentcli.models.base import Model, ModelSettings
+from agentcli.runtime.agent import Agent, TurnResult, as_messages
+from agentcli.runtime.messages import Message, new_id, to_llm_messages
+from agentcli.runtime.storage import Entry, MemoryStorage, Storage
+
+if TYPE_CHECKING:
+    from agentcli.assistant.session import Assistant, AssistantRegistry
+
+__all__ = ["Conversation"]
+
+
+class Conversation:
+    """One chat with an assistant: the history lives across ``send`` calls."""
+
+    def __init__(
+        self,
+        assistant: Assistant,
+        options: RequestOptions,
+        *,
+        depth: int = 0,
+        storage: Storage | None = None,
+        chain: tuple[str, ...] = (),
+    ) -> None:
+        self.assistant = assistant
+        self.options = options
+        self.depth = depth
+        self.chain = chain
+        self.chat_id = options.chat_id or new_id()
+        self.storage: Storage = storage if storage is not None else MemoryStorage()
+        self.agent: Agent | None = None
+        self._prompts: list[dict[str, Any]] = []
+        self._replacement: tuple[int, list[dict[str, Any]]] | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    @property
+    def registry(self) -> AssistantRegistry:
+        """The registry of the run."""
+        return self.assistant.registry
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation so far as OpenAI-style messages."""
+        if self.agent is not None:
+            return to_llm_messages(self.agent.messages)
+        stored = [Message.from_dict(e.data) for e in self.storage.read() if e.type == "message"]
+        return to_llm_messages(stored)
+
+    @property
+    def connector(self) -> str:
+        """The connector a request uses unless its Create hook picks another."""
+        return self._connector(None)
+
+    @property
+    def is_busy(self) -> bool:
+        """True while a request runs."""
+        return self._task is not None and not self._task.done()
+
+    def reset(self) -> None:
+        """Forget the history (``/reset``)."""
+        self.storage.clear()
+        self.agent = None
+
+    def abort(self) -> bool:
+        """Stop the running request: the model call and tools (the turn ends as aborted), or
+        the hook it is in (``send`` then raises ``CancelledError``). False when idle."""
+        if self.agent is not None and self.agent.is_busy:
+            self.agent.abort()
+            return True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            return True
+        return False
+
+    def _connector(self, create: CreateResult | None) -> str:
+        package = self.assistant.package
+        spec = (
+            (create.connector if create else None)
+            or self.options.connector
+            or package.connector
+            or self.registry.env.get("AGENT_CONNECTOR")
+        )
+        if not spec:
+            raise ConfigError(
+                f"assistant {package.id!r} has no connector",
+                hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
+            )
+        return spec
+
+    def _context(self) -> Context:
+        options = self.options
+        return Context(
+            conversation=self,
+            registry=self.registry,
+            chat_id=self.chat_id,
+            locale=options.locale or "en-us",
+            user_id=options.user_id,
+            team_id=options.team_id,
+            metadata=options.metadata,
+            authorized=options.authorized,
+            on_output=options.on_output,
+            trace_enabled=not options.skip.get("trace"),
+        )
+
+    async def send(self, messages: Any) -> Reply:
+        """Answer ``messages`` (text, a message, or a list) as the next turn of this chat."""
+        new_messages = [_as_dict(m) for m in _as_list(messages)]
+        self._task = asyncio.current_task()
+        ctx = self._context()
+        try:
+            return await self._send(ctx, new_messages)
+        finally:
+            ctx.close()
+            self._task = None
+            self._replacement = None
+
+    async def _send(self, ctx: Context, new_messages: list[dict[str, Any]]) -> Reply:
+        package = self.assistant.package
+        if self.options.skip.get("history"):
+            self.reset()  # the input carries the whole conversation
+        history = self.history
+        hook_options = {
+            "connector": self.options.connector,
+            "locale": ctx.locale,
+            "mode": self.options.mode,
+            "metadata": ctx.metadata,
+            "skip": dict(self.options.skip),
+        }
+        create = await self.assistant.hooks.run_create(ctx, [*history, *new_messages], hook_options)
+        if create is not None:
+            if create.locale:
+                ctx.locale = create.locale
+            if create.metadata:
+                ctx.metadata.update(create.metadata)
+            if create.delegate is not None:
+                return await self._delegate(ctx, create.delegate, history, new_messages)
+            if create.messages is not None:
+                replaced = len(history) + len(to_llm_messages(as_messages(new_messages)))
+                self._replacement = (replaced, [_as_dict(m) for m in create.messages])
+        spec = self._connector(create)
+        model = self.registry.model(spec, package=package)
+        self._prompts = self._render_prompts(ctx, create)
+        tools = await self.assistant.toolbox.tools(create.mcp_servers if create else None)
+        agent = self._agent(model, tools, create, ctx)
+        turn = await agent.prompt(as_messages(new_messages))
+        return await self._finish(ctx, turn, spec)
+
+    def _render_prompts(self, ctx: Context, create: CreateResult | None) -> list[dict[str, Any]]:
+        from agentcli.assistant.locales import localize_package
+
+        package = self.assistant.package
+        metadata = dict(ctx.metadata)
+        if self.options.mode and "__prompt_preset" not in metadata:
+            metadata["__prompt_preset"] = self.options.mode
+        prompts = select_prompts(
+            package,
+            hook_preset=create.prompt_preset if create else None,
+            metadata=metadata,
+            disable_global_prompts=create.disable_global_prompts if create else None,
+        )
+        if not prompts:
+            return []
+        localized = localize_package(package, ctx.locale)
+        variables = context_variables(
+            package,
+            chat_id=self.chat_id,
+            locale=ctx.locale,
+            user_id=ctx.user_id,
+            team_id=ctx.team_id,
+            metadata=ctx.metadata,
+            name=localized.name,
+            description=localized.description,
+        )
+        return render_prompts(prompts, ctx_vars=variables, env=self.registry.env)
+
+    def _agent(
+        self, model: Model, tools: list[Any], create: CreateResult | None, ctx: Context
+    ) -> Agent:
+        options = dict(self.assistant.package.options or {})
+        settings = ModelSettings(
+            temperature=_pick(create.temperature if create else None, options.get("temperature")),
+            max_tokens=_pick(create.max_tokens if create else None, options.get("max_tokens")),
+            extra={k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
+        )
+        if self.agent is None:
+            self.agent = Agent(
+                model,
+                max_steps=self.options.max_steps,
+                storage=self.storage,
+                prepare_request=self._prepare_request,
+            )
+            if self.options.on_event is not None:
+                self.agent.subscribe(self.options.on_event)
+        agent = self.agent
+        agent.model = model
+        agent.tools = {tool.name: tool for tool in tools}
+        agent.settings = settings
+        agent.services = ctx
+        return agent
+
+    def _prepare_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Prompts first; the Create hook's messages instead of what they replace."""
+        messages = request["messages"]
+        if self._replacement is not None:
+            count, replacement = self._replacement
+            messages = [*replacement, *messages[count:]]
+        return {**request, "messages": [*self._prompts, *messages]}
+
+    async def _finish(self, ctx: Context, turn: TurnResult, connector: str) -> Reply:
+        activities = self._activities(turn)
+        next_data = None
+        if turn.reason != "aborted":  # an aborted turn was stopped on purpose: no post-processing
+            payload = {
+                "messages": self.history,
+                "completion": {
+                    "content": turn.text,
+                    "tool_calls": [c.to_dict() for c in turn.tool_calls],
+                    "usage": turn.usage.to_dict(),
+                },
+                "tools": [
+                    {"toolcall_id": a.id, **{k: v for k, v in a.to_dict().items() if k != "id"}}
+                    for a in activities
+                ],
+                "error": turn.error,
+            }
+            options = {"connector": connector, "locale": ctx.locale, "metadata": ctx.metadata}
+            after = await self.assistant.hooks.run_next(ctx, payload, options)
+            if after is not None and after.delegate is not None:
+                return await self._delegate(ctx, after.delegate, self.history, [])
+            if after is not None and after.has_data:
+                next_data = after.data
+        ctx.trace.mark_complete()
+        return Reply(
+            output=turn.text if next_data is None else next_data,
+            text=turn.text,
+            status=turn.reason,
+            tool_calls=activities,
+            usage=turn.usage,
+            next=next_data,
+            error=turn.error,
+            error_kind=turn.error_kind,
+            trace=ctx.trace.to_list(),
+            sent=[m.to_dict() for m in ctx.output],
+            assistant_id=self.assistant.id,
+            connector=_label(connector),
+            turn=turn,
+        )
+
+    def _activities(self, turn: TurnResult) -> list[ToolActivity]:
+        results = {r.call_id: r for r in turn.tool_results}
+        tools = self.agent.tools if self.agent else {}
+        activities = []
+        for call in turn.tool_calls:
+            tool = tools.get(call.name)
+            result = results.get(call.id)
+            failed = result is not None and result.is_error
+            activities.append(
+                ToolActivity(
+                    id=call.id,
+                    server=tool.server if tool else "",
+                    tool=(tool.bare_name or tool.name) if tool else call.name,
+                    arguments=call.arguments,
+                    result=None if result is None or failed else result.content,
+                    error=result.text() if failed else None,
+                )
+            )
+        return activities
+
+    async def _delegate(
+        self,
+        ctx: Context,
+        delegate: Delegate,
+        history: list[dict[str, Any]],
+        new_messages: list[dict[str, Any]],
+    ) -> Reply:
+        messages = delegate.messages if delegate.messages is not None else history + new_messages
+        reply = await self.registry.ask(
+            delegate.agent_id,
+            messages,
+            parent=ctx,
+            options=delegate.options,
+            depth=self.depth + 1,
+            stream=True,
+        )
+        # This chat remembers the exchange, so its next turn knows what was answered.
+        for message in as_messages(new_messages):
+            self.storage.append(Entry(type="message", data=message.to_dict()))
+        if reply.text:
+            answer = Message(role="assistant", content=reply.text)
+            self.storage.append(Entry(type="message", data=answer.to_dict()))
+        self.agent = None  # rebuilt from the storage by the next turn
+        ctx.trace.mark_complete()
+        reply.trace = ctx.trace.to_list() + reply.trace
+        reply.sent = [m.to_dict() for m in ctx.output] + reply.sent
+        return reply
+
+
+def _label(spec: str) -> str:
+    from agentcli.models.connectors import connector_label
+
+    return connector_label(spec)
+
+
+def _pick(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _as_list(messages: Any) -> list[Any]:
+    if isinstance(messages, list):
+        return messages
+    return [messages]
+
+
+def _as_dict(message: Any) -> dict[str, Any]:
+    if isinstance(message, str):
+        return {"role": "user", "content": message}
+    if isinstance(message, dict):
+        return message
+    return {"role": message.role, "content": message.content}

@@ -1,0 +1,97 @@
+"""The value types of one request to an assistant: ``RequestOptions`` in, ``Reply`` out,
+``ToolActivity`` for each tool call of the turn."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentcli.models.base import Usage
+
+if TYPE_CHECKING:
+    from agentcli.assistant.context import OutputMessage
+    from agentcli.runtime.agent import TurnResult
+
+__all__ = ["Reply", "RequestOptions", "ToolActivity"]
+
+
+@dataclass(slots=True)
+class RequestOptions:
+    """How to run a request; ``connector`` is the caller's override (CLI ``-c``, else the
+    case's ``options.connector``). ``on_event`` sees the agent's events, ``on_output`` the
+    messages hooks send (``ctx.send``)."""
+
+    connector: str | None = None
+    locale: str | None = None
+    user_id: str = ""
+    team_id: str = ""
+    chat_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    authorized: dict[str, Any] = field(default_factory=dict)
+    skip: dict[str, Any] = field(default_factory=dict)
+    mode: str | None = None
+    max_steps: int = 20
+    on_event: Callable[[Any], Any] | None = None
+    on_output: Callable[[OutputMessage], Any] | None = None
+
+
+@dataclass(slots=True)
+class ToolActivity:
+    """One tool call of a turn, as reports show it (bare tool name and its server)."""
+
+    id: str
+    server: str
+    tool: str
+    arguments: Any
+    result: Any = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "id": self.id,
+            "server": self.server,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "result": self.result,
+            "error": self.error,
+        }
+
+
+@dataclass(slots=True)
+class Reply:
+    """What one request produced: ``output`` is the Next hook's data when it returned some,
+    else the final assistant text; ``sent`` the messages hooks sent; ``trace`` the trace
+    nodes hooks and tools recorded."""
+
+    output: Any
+    text: str
+    status: str  # done | failed | aborted | max_steps
+    tool_calls: list[ToolActivity] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    next: Any = None
+    error: str | None = None
+    error_kind: str | None = None
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    assistant_id: str = ""
+    connector: str = ""
+    turn: TurnResult | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (without the runtime's turn object)."""
+        return {
+            "assistant_id": self.assistant_id,
+            "connector": self.connector,
+            "status": self.status,
+            "output": self.output,
+            "text": self.text,
+            "next": self.next,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "usage": self.usage.to_dict(),
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "sent": self.sent,
+            "trace": self.trace,
+        }

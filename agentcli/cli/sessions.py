@@ -1,0 +1,139 @@
+"""Chat sessions of ``agent run``: JSONL logs under ``$AGENTCLI_HOME/sessions/<name>.jsonl``.
+
+A log holds the runtime's entries (messages, turn events) after a header entry
+``{"type": "event", "data": {"type": "session", "assistant": ..., "created": ...}}``. ``/reset`` appends a
+``{"type": "event", "data": {"type": "reset"}}`` marker instead of deleting anything, and a
+resumed session starts after the last marker, so a log is never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import ConfigError
+from agentcli.runtime.storage import Entry, JsonlStorage
+
+__all__ = ["Session", "SessionLog", "open_session", "sessions_dir"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def sessions_dir() -> Path:
+    """``$AGENTCLI_HOME/sessions`` (default ``~/.local/share/agentcli/sessions``)."""
+    from agentcli.assistant.memory import default_memory_path
+
+    return default_memory_path().parent / "sessions"
+
+
+class SessionLog:
+    """A ``Storage`` over a JSONL file whose ``clear`` appends a reset marker."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = JsonlStorage(path)
+
+    def append(self, entry: Entry) -> None:
+        """Record one entry."""
+        self._file.append(entry)
+
+    def read(self) -> list[Entry]:
+        """The entries since the last reset."""
+        entries = self._file.read()
+        for index in range(len(entries) - 1, -1, -1):
+            if _is_event(entries[index], "reset"):
+                return entries[index + 1 :]
+        return entries
+
+    def clear(self) -> None:
+        """Start over: later reads see nothing before this point."""
+        self._file.append(Entry(type="event", data={"type": "reset"}))
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+    def header(self) -> dict[str, Any]:
+        """The session header (``assistant``, ``created``), or ``{}``."""
+        for entry in self._file.read():
+            if _is_event(entry, "session"):
+                return entry.data
+        return {}
+
+    def message_count(self) -> int:
+        """How many messages a resumed conversation starts with."""
+        return sum(1 for entry in self.read() if entry.type == "message")
+
+
+def _is_event(entry: Entry, kind: str) -> bool:
+    return entry.type == "event" and isinstance(entry.data, dict) and entry.data.get("type") == kind
+
+
+@dataclass(slots=True)
+class Session:
+    """An opened session: its name, log and the assistant it belongs to."""
+
+    name: str
+    log: SessionLog
+    assistant_id: str
+    resumed: bool
+
+
+def _latest(folder: Path, assistant_id: str | None) -> Path | None:
+    logs = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in logs:
+        if assistant_id is None or SessionLog(path).header().get("assistant") == assistant_id:
+            return path
+    return None
+
+
+def open_session(
+    assistant_id: str | None, *, name: str | None = None, latest: bool = False
+) -> Session:
+    """Open session ``name`` (resumed when its log exists), the most recent one (``latest``,
+    of ``assistant_id`` when given), or a new one named ``<assistant>-<time>``."""
+    folder = sessions_dir()
+    if name is not None and latest:
+        raise ConfigError("--session and --continue cannot be used together")
+    if latest:
+        path = _latest(folder, assistant_id) if folder.is_dir() else None
+        if path is None:
+            whose = f" with {assistant_id}" if assistant_id else ""
+            raise ConfigError(
+                f"no session{whose} to continue in {folder}",
+                hint="start one with: agent run <assistant>",
+            )
+        name = path.stem
+    elif name is not None:
+        if not _NAME.fullmatch(name):
+            raise ConfigError(
+                f"invalid session name {name!r}",
+                hint="use letters, digits, '.', '_' and '-' (no slashes)",
+            )
+    else:
+        if assistant_id is None:
+            raise ConfigError("a new session needs an assistant")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = f"{assistant_id}-{stamp}"
+        suffix = 1
+        while (folder / f"{name}.jsonl").exists():
+            suffix += 1
+            name = f"{assistant_id}-{stamp}-{suffix}"
+    log = SessionLog(folder / f"{name}.jsonl")
+    owner = log.header().get("assistant")
+    if owner is None:
+        if assistant_id is None:
+            raise ConfigError(f"session {name!r} does not say which assistant it talks to")
+        created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        header = {"type": "session", "assistant": assistant_id, "created": created}
+        log.append(Entry(type="event", data=header))
+        return Session(name, log, assistant_id, resumed=False)
+    if assistant_id is not None and owner != assistant_id:
+        raise ConfigError(
+            f"session {name!r} belongs to assistant {owner!r}, not {assistant_id!r}",
+            hint=f"agent run {owner} --session {name}, or pick another session name",
+        )
+    return Session(name, log, str(owner), resumed=True)

@@ -1,0 +1,143 @@
+"""`agent list` and `agent list --check`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcli.cli.main import _register, app
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSISTANTS = ROOT / "assistants"
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    monkeypatch.delenv("AGENT_CONNECTOR", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["list", *args], catch_exceptions=False)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_table_of_the_example_assistants() -> None:
+    result = invoke("--root", str(ASSISTANTS))
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["ID", "NAME", "CONNECTOR", "TOOLS"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert {"expense", "keyword", "coffee", "weather", "tests.simulator-agent"} <= set(rows)
+    assert rows["expense"].split()[-2:] == ["scripted", "3"]
+    assert "Expense Assistant" in rows["expense"]  # the localized name
+    assert rows["weather"].endswith("?")  # stdio server: known once started
+    assert rows["tests.validator-agent"].split()[-2:] == ["python:validator:reply", "0"]
+
+
+def test_json_listing() -> None:
+    result = invoke("--root", str(ASSISTANTS), "--json")
+    listing = {item["id"]: item for item in json.loads(result.stdout)}
+    assert listing["expense"]["tools"] == "3"
+    assert listing["expense"]["path"] == str(ASSISTANTS / "expense")
+    assert listing["coffee"]["errors"] == []
+
+
+def test_check_passes_on_the_examples() -> None:
+    result = invoke("--root", str(ASSISTANTS), "--check")
+    assert result.exit_code == 0, result.stdout
+    assert "✓ expense" in result.stdout
+    assert "0 with errors" in result.stdout
+
+
+def test_found_from_the_current_folder(tmp_path: Path) -> None:
+    shutil.copytree(ASSISTANTS / "coffee", tmp_path / "assistants" / "coffee")
+    result = invoke()
+    assert result.stdout.splitlines()[1].split()[:2] == ["coffee", "Coffee"]
+
+
+def test_no_root_is_a_usage_error() -> None:
+    result = invoke()
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: no assistants root found")
+
+
+def broken_root(root: Path) -> Path:
+    write(root / "good", {"package.yao": '{"name": "Good", "connector": "echo"}'})
+    write(root / "badjson", {"package.yao": '{\n  "name": "Bad",\n  "connector" "echo"\n}'})
+    write(
+        root / "many",
+        {
+            "package.yao": '{"name": "Many", "connector": "scripted", "colour": "red",'
+            ' "mcp": {"servers": [{"server_id": "kit", "tools": ["add", "nope"]}]}}',
+            "scripted.yml": "rules:\n  - when: {usr: x}\n    say: hi\n",
+            "src/index.py": "def Create(ctx, messages)\n    return None\n",
+            "mcps/kit.mcp.yao": '{"transport": "process", "tools": {"add": "kit.Add",'
+            ' "gone": "kit.Gone"}}',
+            "src/kit.py": "def Add(args):\n    return 1\n",
+            "prompts.yml": "- role: wizard\n  content: hi\n",
+            "locales/en-us.yml": "- not a mapping\n",
+        },
+    )
+    write(
+        root / "keyed",
+        {
+            "package.yao": '{"name": "Keyed", "connector": "openai/gpt-4o-mini",'
+            ' "modes": ["chat", "task"]}',
+        },
+    )
+    return root
+
+
+def test_check_reports_every_problem_and_exits_1(tmp_path: Path) -> None:
+    root = broken_root(tmp_path / "broken")
+    plain = invoke("--root", str(root))
+    assert plain.exit_code == 0
+    assert "(cannot load: agent list --check)" in plain.stdout
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    out = result.stdout
+    assert out.startswith("✗ badjson")
+    assert f"{root / 'badjson' / 'package.yao'}:3:15: invalid JSON" in out
+    assert "✓ good" in out
+    many = out[out.index("✗ many") : out.index("4 packages")]
+    assert "warning: unknown field 'colour' (kept, not used)" in many
+    assert "locales/en-us.yml:1: a locale file must be a YAML mapping" in many
+    assert "prompts.yml:1: prompt 1: role must be one of" in many
+    assert "src/index.py:1: syntax error" in many
+    assert "scripted.yml:2: rules[0].when.usr: unknown condition" in many
+    assert "'kit.Gone': src/kit.py has no function 'Gone'" in many
+    assert "mcp.servers selects nope from 'kit'" in many
+    keyed = out[out.index("! keyed") : out.index("✗ many")]
+    assert "warning: connector 'openai/gpt-4o-mini' needs an API key: OPENAI_API_KEY" in keyed
+    assert "warning: mode 'chat' has no preset prompts/chat.yml" in keyed
+    assert out.rstrip().endswith(
+        "4 packages checked under " + str(root) + ": 2 with errors, 1 with warnings only"
+    )
+
+
+def test_check_json_has_errors_and_warnings(tmp_path: Path) -> None:
+    root = broken_root(tmp_path / "broken")
+    result = invoke("--root", str(root), "--check", "--json")
+    assert result.exit_code == 1
+    listing = {item["id"]: item for item in json.loads(result.stdout)}
+    assert listing["good"]["errors"] == listing["good"]["warnings"] == []
+    assert len(listing["many"]["errors"]) >= 6
+    assert listing["keyed"]["errors"] == []
