@@ -29,6 +29,7 @@ from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import HookError
 from agentcli.models.base import Model
+from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.runtime.storage import Storage
 
 __all__ = [
@@ -87,13 +88,16 @@ class AssistantRegistry:
         cwd: Path | None = None,
         memory_store: MemoryStore | None = None,
         env: dict[str, str] | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         self.root = root
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
+        self.max_concurrency = max_concurrency
         self._memory_store = memory_store
         self._assistants: dict[Path, Assistant] = {}
         self._models: dict[tuple[str, Path | None], Model] = {}
+        self._limiters: dict[str, AdaptiveLimiter] = {}
 
     @property
     def memory_store(self) -> MemoryStore:
@@ -133,6 +137,13 @@ class AssistantRegistry:
                 assistants_root=self.root or (package.root if package else None),
                 env=self.env,
             )
+            if self.max_concurrency and hasattr(model, "limiter"):
+                # One adaptive limit per connector, shared by every package that uses it:
+                # a 429 slows down all calls to that provider, --parallel is the ceiling.
+                limiter = self._limiters.get(spec)
+                if limiter is None:
+                    limiter = self._limiters[spec] = AdaptiveLimiter(self.max_concurrency)
+                model.limiter = limiter
             self._models[key] = model
         return model
 
@@ -187,8 +198,13 @@ class AssistantRegistry:
         return await conversation.send(messages)
 
     async def aclose(self) -> None:
-        """Stop every tool server started during the run and close the memory store."""
+        """Stop every tool server started during the run, close pooled model connections
+        and the memory store."""
         for assistant in self._assistants.values():
             await assistant.toolbox.aclose()
+        for model in self._models.values():
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
         if self._memory_store is not None:
             self._memory_store.close()

@@ -190,7 +190,7 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
         package = _target(request, spec)
     root = find_assistants_root(request.cwd, request.root) or package.root
     context = load_context_file(request.ctx_file) if request.ctx_file else EvalContext()
-    registry = AssistantRegistry(root, cwd=request.cwd)
+    registry = AssistantRegistry(root, cwd=request.cwd, max_concurrency=request.parallel)
     try:
         assistant = registry.get(package)
         config = EvalConfig(

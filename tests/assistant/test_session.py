@@ -473,3 +473,18 @@ async def test_create_picks_tool_servers_and_disables_global_prompts(registry, a
     alone = seen(await assistant.respond("hi", RequestOptions(metadata={"alone": True})))
     assert alone["tools"] == ["b__two"]
     assert alone["messages"][0]["content"] == "local rules"
+
+
+async def test_registry_gives_each_network_connector_one_adaptive_limit(tmp_path):
+    from agentcli.assistant.session import AssistantRegistry
+
+    (tmp_path / "connectors.yml").write_text(
+        "loop: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', api_key: none}\n"
+    )
+    registry = AssistantRegistry(None, cwd=tmp_path, max_concurrency=12)
+    first = registry.model("loop")
+    assert first.limiter is not None and first.limiter.ceiling == 12
+    assert registry.model("loop") is first
+    assert registry.model("echo") is not first  # offline models have no limiter
+    await registry.aclose()
+    assert first._client is None
