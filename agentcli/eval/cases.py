@@ -287,33 +287,72 @@ def load_cases(path: Path, *, project_root: Path) -> list[Case]:
 
 @dataclass(slots=True, frozen=True)
 class CaseInfo:
-    """What a run needs to know of a case before running it."""
+    """What a run must know of a case before running it (checks, counts, filters)."""
 
     id: str
     skip: bool
     connector: str | None
+    dynamic: bool
+    simulator: str | None
+
+    @classmethod
+    def of(cls, case: Case) -> CaseInfo:
+        """The info of a parsed case."""
+        return cls(
+            id=case.id,
+            skip=bool(case.skip),
+            connector=case.options.connector,
+            dynamic=case.is_dynamic,
+            simulator=case.simulator.use if case.simulator is not None else None,
+        )
 
 
 class CaseSet:
-    """A validated case file. A ``.jsonl`` file is parsed again, case by case, as the run
-    iterates it, so a 100,000-case file is never held in memory as objects; the other
-    formats (read whole anyway) keep their cases."""
+    """The cases of a run. From a ``.jsonl`` file they are parsed again, case by case, as the
+    run iterates them, so a 100,000-case file is never held in memory as objects; other
+    sources (read whole anyway) keep their cases. ``where`` narrows the set by id."""
 
     def __init__(
-        self, path: Path, project_root: Path, infos: list[CaseInfo], cases: list[Case] | None
+        self,
+        infos: list[CaseInfo],
+        *,
+        cases: list[Case] | None = None,
+        path: Path | None = None,
+        project_root: Path | None = None,
+        ids: frozenset[str] | None = None,
     ) -> None:
+        self.infos = infos
         self.path = path
         self.project_root = project_root
-        self.infos = infos
         self._cases = cases
+        self._ids = ids
+
+    @classmethod
+    def of(cls, cases: list[Case]) -> CaseSet:
+        """A set over cases already parsed (generated cases, script tests)."""
+        return cls([CaseInfo.of(c) for c in cases], cases=list(cases))
+
+    def where(self, keep: Callable[[str], bool]) -> CaseSet:
+        """The cases whose id ``keep`` accepts, in the same order."""
+        infos = [info for info in self.infos if keep(info.id)]
+        ids = frozenset(info.id for info in infos)
+        return CaseSet(
+            infos, cases=self._cases, path=self.path, project_root=self.project_root, ids=ids
+        )
 
     def __len__(self) -> int:
         return len(self.infos)
 
     def __iter__(self) -> Iterator[Case]:
+        for case in self._all():
+            if self._ids is None or case.id in self._ids:
+                yield case
+
+    def _all(self) -> Iterator[Case]:
         if self._cases is not None:
             yield from self._cases
             return
+        assert self.path is not None and self.project_root is not None
         shown = display_path(str(self.path))
         problems: list[str] = []
         for line, obj in read_items(self.path, shown, problems):
@@ -330,12 +369,12 @@ def open_cases(path: Path, *, project_root: Path) -> CaseSet:
     kept: list[Case] | None = None if streamed else []
 
     def add(case: Case) -> None:
-        infos.append(CaseInfo(case.id, bool(case.skip), case.options.connector))
+        infos.append(CaseInfo.of(case))
         if kept is not None:
             kept.append(case)
 
     _scan(path, project_root, add)
-    return CaseSet(path, project_root, infos, kept)
+    return CaseSet(infos, cases=kept, path=path, project_root=project_root)
 
 
 def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.session import RequestOptions
 from agentcli.errors import AgentCliError, ConfigError
 from agentcli.eval.assertions import Subject, evaluate, output_under_test
-from agentcli.eval.cases import Case, Checkpoint
+from agentcli.eval.cases import Case, CaseInfo, Checkpoint
 from agentcli.eval.inputs import messages_text
 from agentcli.eval.matching import extract_json, output_text
 from agentcli.eval.results import AssertionResult, CaseResult, ToolCallRecord, Trace
@@ -136,20 +137,25 @@ def simulator_request(
 
 def simulator_id(case: Case, default: str | None) -> str | None:
     """The simulator of a case: its ``simulator.use``, else ``--simulator``."""
-    use = case.simulator.use if case.simulator is not None else None
+    return _simulator_ref(case.simulator.use if case.simulator is not None else None, default)
+
+
+def _simulator_ref(use: str | None, default: str | None) -> str | None:
     return (use or default or "").removeprefix("agents:") or None
 
 
-def check_simulators(cases: list[Case], default: str | None, registry: AssistantRegistry) -> None:
+def check_simulators(
+    cases: Iterable[CaseInfo], default: str | None, registry: AssistantRegistry
+) -> None:
     """Before anything runs: every dynamic case has a simulator and each one resolves."""
-    dynamic = [c for c in cases if c.is_dynamic and not c.skip]
-    missing = [c.id for c in dynamic if simulator_id(c, default) is None]
+    dynamic = [c for c in cases if c.dynamic and not c.skip]
+    missing = [c.id for c in dynamic if _simulator_ref(c.simulator, default) is None]
     if missing:
         raise ConfigError(
             f"dynamic case(s) without a simulator: {', '.join(missing)}",
             hint='set "simulator": {"use": "<assistant id>"} in the case, or pass --simulator ID',
         )
-    for ref in sorted({simulator_id(c, default) or "" for c in dynamic}):
+    for ref in sorted({_simulator_ref(c.simulator, default) or "" for c in dynamic}):
         try:
             registry.get(ref)
         except AgentCliError as error:

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from agentcli import __version__
 from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError, HookError
-from agentcli.eval.cases import Case, load_cases, parse_case
+from agentcli.eval.cases import Case, CaseInfo, CaseSet, open_cases, parse_case
 from agentcli.eval.dynamic import check_simulators
 from agentcli.eval.generate import generate_cases
 from agentcli.eval.merge import exit_code_for
@@ -34,7 +35,7 @@ from agentcli.eval.runner import (
 )
 from agentcli.eval.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
 from agentcli.eval.services import EvalContext, case_file_label
-from agentcli.eval.sharding import parse_shard, select_shard
+from agentcli.eval.sharding import in_shard, parse_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
 
 __all__ = ["EvalRequest", "InputSpec", "classify_input", "load_context_file", "run_eval"]
@@ -215,11 +216,13 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             return await _run_message(config, spec.value, request, view)
         if spec.kind == "file":
             assert spec.path is not None
-            cases = load_cases(spec.path, project_root=project_root_for(spec.path, package))
+            cases = open_cases(spec.path, project_root=project_root_for(spec.path, package))
             return await _run_cases(config, cases, request, view, spec)
         if spec.kind == "script_tests":
             suite = load_suite(package, spec.value)
-            return await _run_cases(config, suite.cases(), request, view, spec, suite=suite)
+            return await _run_cases(
+                config, CaseSet.of(suite.cases()), request, view, spec, suite=suite
+            )
         cases = await generate_cases(
             spec.value,
             assistant=assistant,
@@ -228,7 +231,7 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             timeout=config.timeout,
             warn=view.warning,
         )
-        return await _run_cases(config, cases, request, view, spec)
+        return await _run_cases(config, CaseSet.of(cases), request, view, spec)
     finally:
         await registry.aclose()
 
@@ -242,11 +245,11 @@ def _compile_filter(pattern: str | None) -> re.Pattern[str] | None:
         raise ConfigError(f"invalid --run pattern {pattern!r}: {error}") from None
 
 
-def _preflight_connector(config: EvalConfig, cases: list[Case]) -> str:
+def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     """Resolve the connector the cases will use before any runs, so a missing key or an
     unknown connector is a usage error (exit 2), not N case errors."""
     package = config.assistant.package
-    specs = {config.connector or case.options.connector or package.connector for case in cases}
+    specs = {config.connector or case.connector or package.connector for case in cases}
     specs.discard(None)
     if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
         raise ConfigError(
@@ -265,7 +268,7 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
         line=1,
         project_root=request.cwd,
     )
-    _preflight_connector(config, [case])
+    _preflight_connector(config, [CaseInfo.of(case)])
     runner = EvalRunner(config)
     started = time.perf_counter()
     conversation = config.assistant.conversation(runner.request_options(case, None))
@@ -290,7 +293,7 @@ def default_output_path(case_file: Path) -> Path:
 
 async def _run_cases(
     config: EvalConfig,
-    cases: list[Case],
+    cases: CaseSet,
     request: EvalRequest,
     view: Any,
     spec: InputSpec,
@@ -304,15 +307,16 @@ async def _run_cases(
         return _dry_run(cases, request, view)
     if request.shard:
         index, count = parse_shard(request.shard)
-        cases = select_shard(cases, index, count)
+        cases = cases.where(lambda case_id: in_shard(case_id, index, count))
         view.info(f"Shard: {index}/{count} ({len(cases)} test cases)")
     if suite is None:
-        connector = _preflight_connector(config, cases)
+        connector = _preflight_connector(config, cases.infos)
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
-    selected = [c for c in cases if config.run_filter is None or config.run_filter.search(c.id)]
-    if config.run_filter is not None and not selected:
+    run_filter = config.run_filter
+    selected = [c for c in cases.infos if run_filter is None or run_filter.search(c.id)]
+    if run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     view.header("Script Test" if suite else "Agent Test")
@@ -463,7 +467,7 @@ def _resumed_results(path: Path) -> list[dict[str, Any]]:
     return read_results(path).results
 
 
-def _dry_run(cases: list[Case], request: EvalRequest, view: Any) -> int:
+def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any) -> int:
     for case in cases:
         view.dry_run_case(case)
     if request.output is not None:

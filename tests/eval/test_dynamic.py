@@ -14,7 +14,7 @@ from rich.console import Console
 
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError
-from agentcli.eval.cases import parse_case
+from agentcli.eval.cases import CaseInfo, parse_case
 from agentcli.eval.console import ConsoleView, JsonEvents
 from agentcli.eval.dynamic import check_simulators, parse_simulator_reply, simulator_request
 from agentcli.eval.results import CaseResult
@@ -426,12 +426,12 @@ def test_check_simulators_before_anything_runs():
     registry = AssistantRegistry(FIXTURES, cwd=ROOT)
     unnamed = dynamic("a")
     del unnamed["simulator"]["use"]
-    check_simulators([parse(dynamic())], None, registry)
+    check_simulators([CaseInfo.of(parse(dynamic()))], None, registry)
     with pytest.raises(ConfigError, match="dynamic case\\(s\\) without a simulator: a"):
-        check_simulators([parse(unnamed)], None, registry)
-    check_simulators([parse(unnamed)], "sim.user", registry)
+        check_simulators([CaseInfo.of(parse(unnamed))], None, registry)
+    check_simulators([CaseInfo.of(parse(unnamed))], "sim.user", registry)
     with pytest.raises(ConfigError, match=r"simulator 'sim\.nobody'"):
-        check_simulators([parse(unnamed)], "sim.nobody", registry)
+        check_simulators([CaseInfo.of(parse(unnamed))], "sim.nobody", registry)
 
 
 async def test_parallel_dynamic_cases_give_the_same_report_in_case_order():
