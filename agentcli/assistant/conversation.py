@@ -23,6 +23,7 @@ from agentcli.errors import ConfigError
 from agentcli.models.base import Model, ModelSettings
 from agentcli.runtime.agent import Agent, TurnResult, as_messages
 from agentcli.runtime.messages import Message, new_id, to_llm_messages
+from agentcli.runtime.plugins import Step
 from agentcli.runtime.storage import Entry, MemoryStorage, Storage
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Conversation:
         """Stop the running request: the model call and tools (the turn ends as aborted), or
         the hook it is in (``send`` then raises ``CancelledError``). False when idle."""
         if self.agent is not None and self.agent.is_busy:
-            self.agent.abort()
+            self.agent.interrupt("interrupted by the user")
             return True
         if self._task is not None and not self._task.done():
             self._task.cancel()
@@ -208,7 +209,7 @@ class Conversation:
                 model,
                 max_steps=self.options.max_steps,
                 storage=self.storage,
-                prepare_request=self._prepare_request,
+                plugins=[PackagePlugin(self)],
             )
             if self.options.on_event is not None:
                 self.agent.subscribe(self.options.on_event)
@@ -218,14 +219,6 @@ class Conversation:
         agent.settings = settings
         agent.services = ctx
         return agent
-
-    def _prepare_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Prompts first; the Create hook's messages instead of what they replace."""
-        messages = request["messages"]
-        if self._replacement is not None:
-            count, replacement = self._replacement
-            messages = [*replacement, *messages[count:]]
-        return {**request, "messages": [*self._prompts, *messages]}
 
     async def _finish(self, ctx: Context, turn: TurnResult, connector: str) -> Reply:
         activities = self._activities(turn)
@@ -314,6 +307,29 @@ class Conversation:
         reply.trace = ctx.trace.to_list() + reply.trace
         reply.sent = [m.to_dict() for m in ctx.output] + reply.sent
         return reply
+
+
+class PackagePlugin:
+    """How a package shapes every model call of its conversation, as a runtime plugin: the
+    rendered prompts go first, and the Create hook's messages stand in for the ones they
+    replace. (Create and Next themselves run around the turn, because either may delegate
+    the whole request to another assistant, which no step-level hook can do.)"""
+
+    name = "package"
+    enforce = "pre"
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+
+    def prepare_step(self, step: Step) -> Step:
+        """Prompts first; Create's replacement messages instead of what they replace."""
+        messages = step.messages
+        replacement = self.conversation._replacement
+        if replacement is not None:
+            count, replaced_by = replacement
+            messages = [*replaced_by, *messages[count:]]
+        step.messages = [*self.conversation._prompts, *messages]
+        return step
 
 
 def _label(spec: str) -> str:

@@ -143,6 +143,8 @@ async def test_prompts_are_prepended_with_ctx_variables_and_never_stored(
     assert messages[1] == {"role": "user", "content": "hello"}
     assert conversation.history[0] == {"role": "user", "content": "hello"}
     assert all(m["role"] != "system" for m in conversation.history)
+    # the prompts reach the model through the runtime's plugin mechanism
+    assert [plugin.name for plugin in conversation.agent.plugins] == ["package"]
 
 
 async def test_localized_name_reaches_the_prompt(registry, assistants) -> None:
