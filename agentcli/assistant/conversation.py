@@ -150,6 +150,12 @@ class Conversation:
         }
         create = await self.assistant.hooks.run_create(ctx, [*history, *new_messages], hook_options)
         if create is not None:
+            if create.uses is not None or create.force_uses is not None:
+                # Yao's wrapper tools (vision, search, ...) have no counterpart here; say so
+                # in the trace rather than pretend they took effect.
+                ctx.trace.warn(
+                    "Create returned uses/force_uses: there are no wrapper tools, ignored"
+                )
             if create.locale:
                 ctx.locale = create.locale
             if create.metadata:
@@ -243,6 +249,8 @@ class Conversation:
                 return await self._delegate(ctx, after.delegate, self.history, [])
             if after is not None and after.has_data:
                 next_data = after.data
+            if after is not None and after.metadata:
+                ctx.trace.add(after.metadata, {"label": "Next metadata", "type": "hook"}).complete()
         ctx.trace.mark_complete()
         return Reply(
             output=turn.text if next_data is None else next_data,

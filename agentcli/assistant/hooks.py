@@ -26,7 +26,8 @@ from agentcli.pysource import load_source_module
 __all__ = ["CreateResult", "Delegate", "Hooks", "NextResult", "call_user_function"]
 
 # Field -> (accepted Python types, what the error says). ``uses``/``force_uses`` (Yao's
-# wrapper tools) are accepted for compatibility and have no effect.
+# wrapper tools) are accepted for compatibility; the conversation notes in the trace that
+# they have no effect.
 _CREATE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "messages": ((list,), "a list of messages"),
     "temperature": ((int, float), "a number"),

@@ -490,3 +490,20 @@ async def test_registry_gives_each_network_connector_one_adaptive_limit(tmp_path
     assert registry.model("echo") is not first  # offline models have no limiter
     await registry.aclose()
     assert first._client is None
+
+
+async def test_uses_and_next_metadata_are_visible_in_the_trace(registry, assistants) -> None:
+    spy_package(
+        assistants,
+        **{
+            "src__index.py": "def Create(ctx, messages):\n    return {'uses': {'vision': 'v'}}\n"
+            "def Next(ctx, payload):\n    return {'metadata': {'why': 'debug'}}\n"
+        },
+    )
+    reply = await registry.get("spy").respond("hi")
+    logs = [log["message"] for node in reply.trace for log in node["logs"]]
+    assert any("uses/force_uses" in message and "ignored" in message for message in logs)
+    assert any(
+        node["label"] == "Next metadata" and node["input"] == {"why": "debug"}
+        for node in reply.trace
+    )
