@@ -58,6 +58,12 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--parallel", type=int, nargs="*", default=[1, 50])
+    parser.add_argument(
+        "--check",
+        type=Path,
+        help="fail (exit 1) when a wall time exceeds --factor x the figure recorded in this file",
+    )
+    parser.add_argument("--factor", type=float, default=3.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -77,6 +83,23 @@ def main() -> None:
         ],
     )
     print(f"\nwritten: {save('overhead', {'rows': rows})}")
+    if args.check:
+        check(rows, json.loads(args.check.read_text()), args.factor)
+
+
+def check(rows: list[dict], baseline: dict, factor: float) -> None:
+    """The CI regression guard: generous, because CI machines are noisy."""
+    recorded = {(r["parallel"], r["cases"]): r["wall_s"] for r in baseline["rows"]}
+    for row in rows:
+        limit = recorded.get((row["parallel"], row["cases"]))
+        if limit is None:
+            continue
+        verdict = "ok" if row["wall_s"] <= limit * factor else "TOO SLOW"
+        print(
+            f"parallel {row['parallel']}: {row['wall_s']} s vs recorded {limit} s (limit {limit * factor:.2f} s): {verdict}"
+        )
+        if verdict != "ok":
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -356,7 +356,13 @@ class CaseSet:
         shown = display_path(str(self.path))
         problems: list[str] = []
         for line, obj in read_items(self.path, shown, problems):
-            yield parse_case(obj, source_file=self.path, line=line, project_root=self.project_root)
+            yield parse_case(
+                obj,
+                source_file=self.path,
+                line=line,
+                project_root=self.project_root,
+                validated=True,
+            )
         if problems:
             raise CaseFileError(problems, hint="the file changed while the run was reading it")
 
@@ -424,12 +430,19 @@ def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
 
 
 def parse_case(
-    obj: dict[str, Any], *, source_file: Path | str, line: int, project_root: Path
+    obj: dict[str, Any],
+    *,
+    source_file: Path | str,
+    line: int,
+    project_root: Path,
+    validated: bool = False,
 ) -> Case:
-    """A validated ``Case`` from one case object; raises ``CaseFileError`` listing its problems."""
+    """A validated ``Case`` from one case object; raises ``CaseFileError`` listing its problems.
+    ``validated`` skips the schema check for an object already checked (a streamed file's
+    second reading)."""
     shown = display_path(str(source_file))
     prefix = f"{shown}:{line}: "
-    problems = [prefix + p for p in schema_problems(obj)]
+    problems = [] if validated else [prefix + p for p in schema_problems(obj)]
     if problems:
         raise CaseFileError(problems)
     found: list[str] = []

@@ -68,29 +68,38 @@ class ConsoleView:
         self._progress: Any = None
         self._task: Any = None
 
+    def _print(self, line: Text | str) -> None:
+        """One line: rendered by rich on a terminal; written as plain text otherwise (CI logs,
+        files), which costs a tenth as much per result line."""
+        if self.console.is_terminal:
+            self.console.print(line if isinstance(line, Text) else Text(line))
+            return
+        plain = line.plain if isinstance(line, Text) else line
+        self.console.file.write(plain + "\n")
+
     # -- sections ----------------------------------------------------------------------
 
     def header(self, title: str = "Agent Test") -> None:
         """The double rule with the title."""
         rule = "═" * RULE_WIDTH
-        self.console.print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold cyan"))
+        self._print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold cyan"))
 
     def section(self, title: str) -> None:
         """A single-rule sub-header."""
         rule = "─" * RULE_WIDTH
-        self.console.print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold white"))
+        self._print(Text(f"\n{rule}\n  {title}\n{rule}", style="bold white"))
 
     def info(self, message: str) -> None:
         """An ``ℹ`` line."""
-        self.console.print(Text.assemble(("ℹ ", "blue"), message))
+        self._print(Text.assemble(("ℹ ", "blue"), message))
 
     def warning(self, message: str) -> None:
         """A ``⚠`` line."""
-        self.console.print(Text.assemble(("⚠ ", "yellow"), message))
+        self._print(Text.assemble(("⚠ ", "yellow"), message))
 
     def error(self, message: str) -> None:
         """A ``✗`` line."""
-        self.console.print(Text.assemble(("✗ ", "red"), message))
+        self._print(Text.assemble(("✗ ", "red"), message))
 
     # -- progress ----------------------------------------------------------------------
 
@@ -157,29 +166,27 @@ class ConsoleView:
             (word, style),
             (f" ({format_duration(result.duration_ms)})", "bright_black"),
         )
-        self.console.print(line)
+        self._print(line)
         if result.status in ("failed", "error", "timeout") and result.error:
-            self.console.print(Text(f"  └─ {result.error}", style="red"))
+            self._print(Text(f"  └─ {result.error}", style="red"))
         if self.verbose:
             for assertion in result.assertions:
                 mark = "✓" if assertion.passed else "✗"
                 detail = f" {assertion.message}" if assertion.message else ""
-                self.console.print(
-                    Text(f"  │ {mark} {assertion.type}{detail}", style="bright_black")
-                )
+                self._print(Text(f"  │ {mark} {assertion.type}{detail}", style="bright_black"))
             if result.trace is not None:
                 for call in result.trace.tool_calls:
                     outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
                     arguments = preview(output_text(call.arguments), 80)
                     where = f"{call.server}/{call.tool}" if call.server else call.tool
-                    self.console.print(
+                    self._print(
                         Text(
                             f"  │ tool {where} → {outcome} (args: {arguments})",
                             style="bright_black",
                         )
                     )
             if result.output is not None:
-                self.console.print(
+                self._print(
                     Text(
                         f"  └─ Output: {preview(output_text(result.output), 100)}",
                         style="bright_black",
@@ -234,7 +241,7 @@ class ConsoleView:
         )
         if result.status in ("failed", "error", "timeout") and result.error:
             lines.append(Text(f"  └─ {result.error}", style="red"))
-        self.console.print(Text("\n").join(lines))
+        self._print(Text("\n").join(lines))
 
     def stability(self, stats: Any) -> None:
         """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done."""
@@ -246,7 +253,7 @@ class ConsoleView:
             timing = (
                 f" avg {format_duration(duration['avg'])} p95 {format_duration(duration['p95'])}"
             )
-        self.console.print(
+        self._print(
             Text.assemble(
                 (f"[{stats.id}] ", "white"),
                 (f"{rate} ({stats.passed}/{stats.runs}) {label}", style),
@@ -274,18 +281,18 @@ class ConsoleView:
             if summary.get(key):
                 rows.append((label, summary[key], "red" if key != "skipped" else "yellow"))
         for label, value, style in rows:
-            self.console.print(Text.assemble(f"  {label:<11}", (str(value), style)))
+            self._print(Text.assemble(f"  {label:<11}", (str(value), style)))
         rate = float(summary.get("pass_rate") or 0.0)
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
-        self.console.print(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
-        self.console.print(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}")
+        self._print(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
+        self._print(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}")
         if summary.get("runs_per_case"):
             self._stability_table(summary)
         if output_path:
-            self.console.print(f"\n  Output: {output_path}")
+            self._print(f"\n  Output: {output_path}")
 
     def _stability_table(self, summary: dict[str, Any]) -> None:
-        self.console.print("\n  Stability Analysis:")
+        self._print("\n  Stability Analysis:")
         rows = [
             ("Runs/Case:", summary.get("runs_per_case")),
             ("Total Runs:", summary.get("total_runs")),
@@ -297,37 +304,35 @@ class ConsoleView:
             ("Mean Case Rate:", f"{summary.get('mean_pass_rate') or 0:.1f}%"),
         ]
         for label, value in rows:
-            self.console.print(f"    {label:<17}{value}")
+            self._print(f"    {label:<17}{value}")
         below = summary.get("cases_below_threshold") or []
         if below:
             threshold = summary.get("min_pass_rate", 100)
-            self.console.print(
-                Text(f"    Below {threshold:g}%:      {', '.join(below)}", style="red")
-            )
+            self._print(Text(f"    Below {threshold:g}%:      {', '.join(below)}", style="red"))
 
     def output_file(self, path: str) -> None:
         """Where the results went (already shown in the summary)."""
 
     def dry_run_case(self, case: Any) -> None:
         """``○ [id] input`` for ``--dry-run``."""
-        self.console.print(Text(f"  ○ [{case.id}] {preview(input_text(case), 80)}"))
+        self._print(Text(f"  ○ [{case.id}] {preview(input_text(case), 80)}"))
 
     def direct_output(self, output: Any, trace: Any, duration_ms: float, error: str | None) -> None:
         """Message mode: the answer as is (objects as indented JSON), then the tool calls."""
         if error:
             self.error(error)
         if isinstance(output, str):
-            self.console.print(redact_text(output), markup=False, highlight=False)
+            self._print(redact_text(output))
         elif output is not None:
             text = json.dumps(redact_data(output), ensure_ascii=False, indent=2)
-            self.console.print(text, markup=False)
+            self._print(text)
         if trace is not None and trace.tool_calls:
-            self.console.print("\n--- Tool Calls ---")
+            self._print("\n--- Tool Calls ---")
             for call in trace.tool_calls:
                 where = f"{call.server}/{call.tool}" if call.server else call.tool
                 outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
                 arguments = preview(output_text(call.arguments), 80)
-                self.console.print(f"  {where} → {outcome} (args: {arguments})", markup=False)
+                self._print(f"  {where} → {outcome} (args: {arguments})")
 
     def direct_error(self, message: str) -> None:
         """Message mode failed before an answer."""
@@ -337,11 +342,9 @@ class ConsoleView:
         """The final banner."""
         rule = "═" * RULE_WIDTH
         if passed:
-            self.console.print(
-                Text(f"\n{rule}\n  ✨ ALL TESTS PASSED ✨\n{rule}\n", style="bold green")
-            )
+            self._print(Text(f"\n{rule}\n  ✨ ALL TESTS PASSED ✨\n{rule}\n", style="bold green"))
         else:
-            self.console.print(Text(f"\n{rule}\n  ❌ TESTS FAILED\n{rule}\n", style="bold red"))
+            self._print(Text(f"\n{rule}\n  ❌ TESTS FAILED\n{rule}\n", style="bold red"))
 
 
 def _verbose(message: str) -> Text:
