@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 
-from common import agent_command, measure, print_table, save
+from common import ROOT, agent_command, measure, print_table, save
 
 
 def main() -> None:
@@ -16,10 +17,25 @@ def main() -> None:
     args = parser.parse_args()
     agent = agent_command()
     env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    home = {"AGENTCLI_HOME": tempfile.mkdtemp(prefix="agentcli-bench-")}
     rows = [
         measure("agent --help", [*agent, "--help"], runs=args.runs),
         measure("agent --version", [*agent, "--version"], runs=args.runs),
         measure("agent run -c echo hi", [*agent, "run", "-c", "echo", "hi"], runs=args.runs),
+        measure(
+            'agent eval keyword "hi" (offline)',
+            [*agent, "eval", "keyword", "hi"],
+            runs=args.runs,
+            cwd=ROOT,
+            env=home,
+        ),
+        measure(
+            'agent eval expense "hi" (hooks, memory, tools)',
+            [*agent, "eval", "expense", "hi"],
+            runs=args.runs,
+            cwd=ROOT,
+            env=home,
+        ),
         measure(
             "import litellm",
             [sys.executable, "-c", "import litellm"],
