@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import json
+import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -114,18 +116,11 @@ class OpenAICompatModel:
             return self._client
         key = self._key()
         if self.transport == "http":
-            import httpx2 as httpx
-
             # As many pooled connections as calls may run at once: reopening them between
-            # waves of a parallel run costs more than the requests, and a larger pool only
-            # makes every request scan it longer.
+            # waves of a parallel run costs more than the requests themselves.
             size = self.limiter.ceiling if self.limiter else 16
-            self._client = httpx.AsyncClient(
-                base_url=(self.api_base or OPENAI_API_BASE).rstrip("/") + "/",
-                headers={"Authorization": f"Bearer {key}"},
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                timeout=self.timeout,
-            )
+            base_url = (self.api_base or OPENAI_API_BASE).rstrip("/") + "/"
+            self._client = _HttpPool(size, base_url, key, self.timeout)
             self._client_loop = loop
             return self._client
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient
@@ -174,10 +169,10 @@ class OpenAICompatModel:
             ) from exc
 
     async def _http_chunks(
-        self, client: Any, request: dict[str, Any], timeout: float
+        self, pool: _HttpPool, request: dict[str, Any], timeout: float
     ) -> AsyncIterator[dict[str, Any]]:
         """The streamed chunks of one request, read off the server-sent events."""
-        async with client.stream(
+        async with pool.next().stream(
             "POST", "chat/completions", json=request, timeout=timeout
         ) as response:
             if response.status_code >= 400:
@@ -209,3 +204,40 @@ class OpenAICompatModel:
         async with stream:
             async for chunk in stream:
                 yield chunk
+
+
+class _HttpPool:
+    """Several small ``httpx2`` clients used in turn. httpcore checks every connection of a
+    pool on each request, so one pool of 50 connections costs ~0.5 ms of CPU a call where
+    five pools of 10 cost a fifth of that."""
+
+    PER_CLIENT = 10
+
+    def __init__(self, size: int, base_url: str, key: str, timeout: float) -> None:
+        import httpx2 as httpx
+
+        count = max(1, math.ceil(size / self.PER_CLIENT))
+        per_client = math.ceil(size / count)
+        limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
+        # One TLS context for all: loading the CA bundle costs ~20 ms a client.
+        tls = httpx.create_ssl_context()
+        self.clients = [
+            httpx.AsyncClient(
+                base_url=base_url,
+                headers={"Authorization": f"Bearer {key}"},
+                limits=limits,
+                timeout=timeout,
+                verify=tls,
+            )
+            for _ in range(count)
+        ]
+        self._turn = itertools.cycle(self.clients)
+
+    def next(self) -> Any:
+        """The client for the next request."""
+        return next(self._turn)
+
+    async def aclose(self) -> None:
+        """Close every client's connections."""
+        for client in self.clients:
+            await client.aclose()
