@@ -30,8 +30,31 @@ def _text_listener(on_chunk: Callable[[str], Any]) -> Callable[[Any], None]:
     return listener
 
 
-class AgentCalls:
-    """``ctx.agent``: call other assistants (A2A)."""
+class _Fanout:
+    """``all`` / ``any`` / ``race`` over one service's ``_call`` (each request a dict, each
+    answer a dict with ``error``)."""
+
+    _ctx: Context
+
+    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def all(self, requests: list[dict[str, Any]]) -> Any:
+        """Every request concurrently; every answer, in request order."""
+        return self._ctx.bridge(_gather(self._call(r) for r in requests))
+
+    def any(self, requests: list[dict[str, Any]]) -> Any:
+        """The first answer without an error (else the last error)."""
+        return self._ctx.bridge(_first(self._call(r) for r in requests))
+
+    def race(self, requests: list[dict[str, Any]]) -> Any:
+        """The first answer to arrive, error or not."""
+        return self._ctx.bridge(_first((self._call(r) for r in requests), ok_only=False))
+
+
+class AgentCalls(_Fanout):
+    """``ctx.agent``: call other assistants (A2A). ``all``/``any``/``race`` take
+    requests ``{agent, messages, options}``."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
@@ -64,21 +87,10 @@ class AgentCalls:
         request = {"agent": agent_id, "messages": messages, "options": options}
         return self._ctx.bridge(self._call(request))
 
-    def all(self, requests: list[dict[str, Any]]) -> Any:
-        """Ask several assistants (``{agent, messages, options}``) concurrently; every answer."""
-        return self._ctx.bridge(_gather(self._call(r) for r in requests))
 
-    def any(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer without an error (else the last error)."""
-        return self._ctx.bridge(_first(self._call(r) for r in requests))
-
-    def race(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer to arrive, error or not."""
-        return self._ctx.bridge(_first((self._call(r) for r in requests), ok_only=False))
-
-
-class LlmCalls:
-    """``ctx.llm``: call a connector directly, without prompts, hooks or tools."""
+class LlmCalls(_Fanout):
+    """``ctx.llm``: call a connector directly, without prompts, hooks or tools. ``all``/``any``/``race`` take
+    requests ``{connector, messages, options}``."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
@@ -135,22 +147,11 @@ class LlmCalls:
         }
         return self._ctx.bridge(self._call(request))
 
-    def all(self, requests: list[dict[str, Any]]) -> Any:
-        """Call several connectors (``{connector, messages, options}``) concurrently."""
-        return self._ctx.bridge(_gather(self._call(r) for r in requests))
 
-    def any(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer without an error."""
-        return self._ctx.bridge(_first(self._call(r) for r in requests))
-
-    def race(self, requests: list[dict[str, Any]]) -> Any:
-        """The first answer to arrive."""
-        return self._ctx.bridge(_first((self._call(r) for r in requests), ok_only=False))
-
-
-class McpCalls:
+class McpCalls(_Fanout):
     """``ctx.mcp``: the tools of the package's servers (every tool, whatever ``mcp.servers``
-    selects for the model)."""
+    selects for the model). ``all``/``any``/``race`` take
+    requests ``{mcp, tool, arguments}``."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
@@ -184,19 +185,6 @@ class McpCalls:
         except Exception as error:
             return {"mcp": server, "tool": tool, "error": str(error)}
         return {"mcp": server, "tool": tool, "result": result}
-
-    def all(self, requests: list[dict[str, Any]]) -> Any:
-        """Call tools across servers (``{mcp, tool, arguments}``) concurrently:
-        ``[{mcp, tool, result | error}]``."""
-        return self._ctx.bridge(_gather(self._call(r) for r in requests))
-
-    def any(self, requests: list[dict[str, Any]]) -> Any:
-        """The first result without an error."""
-        return self._ctx.bridge(_first(self._call(r) for r in requests))
-
-    def race(self, requests: list[dict[str, Any]]) -> Any:
-        """The first result to arrive."""
-        return self._ctx.bridge(_first((self._call(r) for r in requests), ok_only=False))
 
 
 def _as_messages(messages: Any) -> list[dict[str, Any]]:

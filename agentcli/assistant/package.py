@@ -18,6 +18,7 @@ from typing import Any
 
 from agentcli.assistant.jsonc import parse_jsonc, read_text
 from agentcli.errors import ConfigError, PackageError, UnknownAssistantError
+from agentcli.yamlerrors import yaml_error
 
 __all__ = [
     "PACKAGE_FILES",
@@ -161,16 +162,8 @@ def read_yaml(path: Path) -> Any:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         value = yaml.load(text, Loader=loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise PackageError(
-            f"invalid YAML: {exc.problem or exc.context}",
-            path=str(path),
-            line=mark.line + 1 if mark else None,
-            column=mark.column + 1 if mark else None,
-        ) from None
     except yaml.YAMLError as exc:
-        raise PackageError(f"invalid YAML: {exc}", path=str(path)) from None
+        raise yaml_error(exc, path) from None
     _yaml_cache[path] = (key, value)
     return value
 

@@ -11,13 +11,13 @@ import functools
 import logging
 import os
 import warnings
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
-from agentcli.models.limiter import AdaptiveLimiter
-from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
+from agentcli.models.network import NetworkModel
+from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 
 __all__ = ["DEFAULT_TIMEOUT", "LiteLLMModel", "import_litellm"]
@@ -43,7 +43,7 @@ def import_litellm() -> Any:
     return litellm
 
 
-class LiteLLMModel:
+class LiteLLMModel(NetworkModel):
     """Streams chat completions through ``litellm.acompletion``."""
 
     def __init__(
@@ -66,28 +66,10 @@ class LiteLLMModel:
         # litellm's OpenAI provider needs some key even when a local server ignores it.
         needs_dummy = api_base and not api_key and self.provider == "openai"
         self.api_key = "none" if needs_dummy else api_key
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self.extra = dict(extra or {})
-        self.on_retry = on_retry
-        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
+        self._configure(timeout=timeout, retry=retry, extra=extra, on_retry=on_retry)
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.model}, api_base={self.api_base!r})"
-
-    def stream(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        settings: ModelSettings,
-    ) -> AsyncIterator[StreamPart]:
-        """Yield deltas, then one ``ResponseDone``; failures raise ``ModelError``s."""
-        return retry_stream(
-            lambda: self._attempt(messages, tools, settings),
-            self.retry,
-            on_retry=self.on_retry,
-            limiter=self.limiter,
-        )
 
     async def _attempt(
         self,

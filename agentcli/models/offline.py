@@ -28,6 +28,7 @@ from agentcli.models.base import (
     Usage,
 )
 from agentcli.pysource import load_source_module
+from agentcli.yamlerrors import yaml_error
 
 __all__ = [
     "EchoModel",
@@ -77,20 +78,19 @@ def read_yaml(path: Path) -> tuple[Any, YamlLines]:
         raise PackageError("file not found", path=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PackageError(f"cannot read file: {exc}", path=str(path)) from None
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses (a control character)
+        raise PackageError(
+            f"invalid YAML: character #x{exc.character:04x} is not allowed",
+            path=str(path),
+            line=text.count("\n", 0, exc.position) + 1,
+        ) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise PackageError(
-            f"invalid YAML: {exc.problem or exc.context}",
-            path=str(path),
-            line=mark.line + 1 if mark else None,
-            column=mark.column + 1 if mark else None,
-        ) from None
     except yaml.YAMLError as exc:
-        raise PackageError(f"invalid YAML: {exc}", path=str(path)) from None
+        raise yaml_error(exc, path) from None
     finally:
         loader.dispose()
     lines: YamlLines = {}

@@ -28,8 +28,8 @@ from typing import Any
 from agentcli.errors import AuthenticationError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import HttpStatusError, map_error
-from agentcli.models.limiter import AdaptiveLimiter
-from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
+from agentcli.models.network import NetworkModel
+from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 
 __all__ = ["DEFAULT_TIMEOUT", "OpenAICompatModel"]
@@ -41,7 +41,7 @@ TRANSPORTS = ("http", "sdk")
 _DUMMY_KEY = "none"
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(NetworkModel):
     """Streams chat completions through ``openai.AsyncOpenAI``."""
 
     def __init__(
@@ -68,31 +68,13 @@ class OpenAICompatModel:
         self.provider = provider
         self.api_base = api_base
         self.api_key = api_key if api_key or not api_base else _DUMMY_KEY
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self.extra = dict(extra or {})
-        self.on_retry = on_retry
-        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
+        self._configure(timeout=timeout, retry=retry, extra=extra, on_retry=on_retry)
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._known_params: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel({self.provider}/{self.name}, api_base={self.api_base!r})"
-
-    def stream(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        settings: ModelSettings,
-    ) -> AsyncIterator[StreamPart]:
-        """Yield deltas, then one ``ResponseDone``; failures raise ``ModelError``s."""
-        return retry_stream(
-            lambda: self._attempt(messages, tools, settings),
-            self.retry,
-            on_retry=self.on_retry,
-            limiter=self.limiter,
-        )
 
     async def aclose(self) -> None:
         """Close the pooled HTTP connections."""

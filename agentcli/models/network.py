@@ -1,0 +1,57 @@
+"""What the network models share: call options, the retry policy, the adaptive concurrency
+limit, and ``stream`` as retries around one streamed attempt."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from agentcli.models.base import ModelSettings, StreamPart
+from agentcli.models.limiter import AdaptiveLimiter
+from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
+
+__all__ = ["NetworkModel"]
+
+
+class NetworkModel:
+    """Base of the models that call a provider over the network."""
+
+    provider: str
+    name: str
+
+    def _configure(
+        self,
+        *,
+        timeout: float,
+        retry: RetryPolicy | None,
+        extra: dict[str, Any] | None,
+        on_retry: OnRetry | None,
+    ) -> None:
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.extra = dict(extra or {})
+        self.on_retry = on_retry
+        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
+
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        settings: ModelSettings,
+    ) -> AsyncIterator[StreamPart]:
+        """Yield deltas, then one ``ResponseDone``; failures raise ``ModelError``s."""
+        return retry_stream(
+            lambda: self._attempt(messages, tools, settings),
+            self.retry,
+            on_retry=self.on_retry,
+            limiter=self.limiter,
+        )
+
+    def _attempt(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        settings: ModelSettings,
+    ) -> AsyncGenerator[StreamPart, None]:
+        """One request, streamed; every failure leaves as a ``ModelError``."""
+        raise NotImplementedError
