@@ -17,8 +17,8 @@ def register(app: typer.Typer) -> None:
             "Write one file per case (Markdown or JSON) from a results file, with an index.md.\n\n"
             "Reads agentcli JSONL results (plain, dynamic and stability runs) and Yao's "
             "single-JSON reports.\n\n"
-            "Examples:\n\n"
-            "  agent extract tests/output-20261130120000.jsonl\n\n"
+            "\b\nExamples:\n"
+            "  agent extract tests/output-20261130120000.jsonl\n"
             "  agent extract results.jsonl -o cases/ --format json"
         ),
         no_args_is_help=True,

@@ -16,8 +16,8 @@ def register(app: typer.Typer) -> None:
         help=(
             "Merge results files into one report; the summary and stability figures are "
             "recomputed, duplicate cases are an error. Exit codes as for agent eval.\n\n"
-            "Examples:\n\n"
-            "  agent merge shard-1.jsonl shard-2.jsonl -o all.jsonl\n\n"
+            "\b\nExamples:\n"
+            "  agent merge shard-1.jsonl shard-2.jsonl -o all.jsonl\n"
             "  agent merge results/*.jsonl -o report.html"
         ),
         no_args_is_help=True,

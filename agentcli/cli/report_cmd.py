@@ -15,8 +15,8 @@ def register(app: typer.Typer) -> None:
         "report",
         help=(
             "Render a results file as .json, .md, .html (self-contained) or .xml (JUnit).\n\n"
-            "Examples:\n\n"
-            "  agent report tests/output-20261130120000.jsonl -o report.html\n\n"
+            "\b\nExamples:\n"
+            "  agent report tests/output-20261130120000.jsonl -o report.html\n"
             "  agent report results.jsonl -o junit.xml"
         ),
         no_args_is_help=True,
