@@ -32,7 +32,8 @@ CREDENTIAL_PATTERNS = [
     re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
     re.compile(
         r"(?i)((?:api[_-]?key|access[_-]?token|secret|password|authorization|x-api-key)"
-        r"[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,;}]+"
+        # ...but not a placeholder (<your key>) or a reference ($ENV.NAME): those are advice
+        r"[\"']?\s*[:=]\s*[\"']?)(?![<$])[^\s\"'&,;}]+"
     ),
 ]
 # One pass to find out whether any credential pattern applies at all (most strings: none).

@@ -84,3 +84,10 @@ def test_no_output_of_an_eval_run_contains_a_planted_key(tmp_path):
     assert "echo: my key is" in everything  # the agent really answered with the key...
     assert PLANTED not in everything  # ...and nothing written shows it
     assert REDACTED in everything
+
+
+def test_advice_with_placeholders_and_env_references_is_not_redacted():
+    hint = (
+        "export OPENAI_API_KEY=<your key>, or add `api_key: $ENV.OPENAI_API_KEY` to connectors.yml"
+    )
+    assert redact_text(hint, {}) == hint

@@ -180,6 +180,7 @@ async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[
 
     box = ToolBox.for_package(package, env=env)
     for spec in box.specs.values():
+        report.warnings += spec.warnings
         if spec.transport != "process":
             continue
         try:

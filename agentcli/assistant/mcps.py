@@ -55,6 +55,7 @@ class ToolServerSpec:
     timeout: float | None = None
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     schema_paths: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. unset $ENV variables
 
 
 def load_tool_servers(
@@ -82,12 +83,14 @@ def load_tool_servers(
 
 
 def _load_spec(
-    server_id: str, path: Path, package_dir: Path, env: Mapping[str, str]
+    server_id: str, path: Path, package_dir: Path, environ: Mapping[str, str]
 ) -> ToolServerSpec:
     data = load_jsonc(path)
     where = str(path)
     if not isinstance(data, dict):
         raise PackageError("a tool server definition must be a JSON object", path=where)
+    warnings: list[str] = []
+    env = _Env(environ, warnings)
     transport = _transport(data, where)
     spec = ToolServerSpec(
         id=server_id,
@@ -132,6 +135,7 @@ def _load_spec(
             scheme = "" if token.lower().startswith(("bearer ", "basic ")) else "Bearer "
             spec.headers.setdefault("Authorization", scheme + token)
     spec.schemas, spec.schema_paths = _load_schemas(package_dir / "mcps" / "mapping" / server_id)
+    spec.warnings = warnings
     return spec
 
 
@@ -170,9 +174,7 @@ def _string(data: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _string_map(
-    data: dict[str, Any], key: str, where: str, *, env: Mapping[str, str] | None
-) -> dict[str, str]:
+def _string_map(data: dict[str, Any], key: str, where: str, *, env: _Env | None) -> dict[str, str]:
     value = data.get(key) or {}
     if not isinstance(value, dict):
         raise PackageError(f"`{key}` must be an object of strings", path=where)
@@ -193,20 +195,25 @@ def _timeout(value: Any, where: str) -> float | None:
     return float(value)
 
 
-def _substitute(text: str, key: str, where: str, env: Mapping[str, str]) -> str:
-    """Replace every ``$ENV.NAME`` in ``text``; an unset variable is an error."""
+class _Env:
+    """The environment as a definition reads it: an unset variable reads as "" and leaves a
+    warning (SPEC: only a connector's unset variable is an error)."""
 
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in env:
-            raise PackageError(
-                f"`{key}` uses $ENV.{name}, but {name} is not set",
-                path=where,
-                hint=f"export {name}=... before running, or remove the reference",
-            )
-        return env[name]
+    def __init__(self, env: Mapping[str, str], warnings: list[str]) -> None:
+        self.env = env
+        self.warnings = warnings
 
-    return _ENV_REFERENCE.sub(value, text)
+    def lookup(self, name: str, key: str, where: str) -> str:
+        """The value of ``name`` for field ``key`` of the file ``where``."""
+        if name in self.env:
+            return self.env[name]
+        self.warnings.append(f"{where}: `{key}` uses $ENV.{name}, but {name} is not set (empty)")
+        return ""
+
+
+def _substitute(text: str, key: str, where: str, env: _Env) -> str:
+    """Replace every ``$ENV.NAME`` in ``text`` (unset: empty, with a warning)."""
+    return _ENV_REFERENCE.sub(lambda match: env.lookup(match.group(1), key, where), text)
 
 
 def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:

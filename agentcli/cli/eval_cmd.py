@@ -12,7 +12,7 @@ HELP = """Evaluate an assistant: a message, a file of cases, or script tests.
 
 \b
 Examples:
-  agent eval expense "submit $25 for lunch"       one message, print the answer
+  agent eval expense 'submit $25 for lunch'       one message, print the answer
   agent eval expense @tests/inputs.jsonl          a file of cases (@ = read from file)
   agent eval -i assistants/expense/tests/inputs.jsonl   assistant found from the file
   agent eval expense @tests/inputs.jsonl --parallel 8 -o report.html

@@ -43,7 +43,7 @@ def _root(
     \b
     Examples:
       agent run -c echo "hello"                 talk to a connector directly
-      agent run expense "submit $25 for lunch"  one turn with an assistant package
+      agent run expense 'submit $25 for lunch'  one turn with an assistant package
       agent eval expense @tests/inputs.jsonl    run eval cases
     """
     set_debug(debug)

@@ -21,7 +21,7 @@ and messages from hooks to stderr. Without one, on a terminal, an interactive ch
 
 \b
 Examples:
-  agent run expense "submit $25 for lunch"
+  agent run expense 'submit $25 for lunch'
   agent run expense                         interactive chat
   agent run expense -c openai/gpt-4o-mini   the same package on a real model
   echo "hello" | agent run keyword

@@ -97,15 +97,17 @@ def test_env_substitution_in_env_token_headers_and_url(tmp_path: Path) -> None:
     assert e.headers == {"Authorization": "Basic abc"}
 
 
-def test_unset_env_variable_names_variable_and_file(tmp_path: Path) -> None:
+def test_unset_env_variable_is_empty_with_a_warning_naming_variable_and_file(
+    tmp_path: Path,
+) -> None:
     write(
         tmp_path,
         {"mcps/s.mcp.yao": '{"transport": "stdio", "command": "x", "env": {"K": "$ENV.NOPE_X"}}'},
     )
-    with pytest.raises(PackageError) as error:
-        load_tool_servers(tmp_path, env={})
-    message = str(error.value)
-    assert "NOPE_X" in message and "s.mcp.yao" in message and "env.K" in message
+    (spec,) = load_tool_servers(tmp_path, env={})
+    assert spec.env == {"K": ""}
+    (warning,) = spec.warnings
+    assert "NOPE_X" in warning and "s.mcp.yao" in warning and "env.K" in warning
 
 
 def test_input_schemas_from_mapping(tmp_path: Path) -> None:
