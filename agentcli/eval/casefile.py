@@ -103,7 +103,15 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     """``(line, object)`` for each item of a YAML list (or the one top-level mapping)."""
     import yaml
 
-    loader = yaml.SafeLoader(path.read_text(encoding="utf-8-sig"))
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses (a control character)
+        line = text.count("\n", 0, exc.position) + 1
+        problems.append(
+            f"{shown}:{line}: invalid YAML: character #x{exc.character:04x} is not allowed"
+        )
+        return
     try:
         try:
             root = loader.get_single_node()

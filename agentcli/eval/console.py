@@ -70,12 +70,16 @@ class ConsoleView:
 
     def _print(self, line: Text | str) -> None:
         """One line: rendered by rich on a terminal; written as plain text otherwise (CI logs,
-        files), which costs a tenth as much per result line."""
+        files), which costs a tenth as much per result line. Every line is redacted here, so
+        no output, error or assertion message shows a secret."""
+        plain = line.plain if isinstance(line, Text) else line
+        safe = redact_text(plain)
         if self.console.is_terminal:
+            if safe != plain:  # the redacted text, in the line's overall style
+                line = Text(safe, style=line.style if isinstance(line, Text) else "")
             self.console.print(line if isinstance(line, Text) else Text(line))
             return
-        plain = line.plain if isinstance(line, Text) else line
-        self.console.file.write(plain + "\n")
+        self.console.file.write(safe + "\n")
 
     # -- sections ----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -99,9 +100,12 @@ def _write(path: Path, text: str) -> None:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def _index(source: Path, rows: list[list[str]], summary: dict[str, Any] | None) -> str:
+def _index(
+    source: Path, rows: list[list[str]], summary: dict[str, Any] | None, warnings: list[str]
+) -> str:
     """The index document linking every extracted file."""
     parts = ["# Extracted cases", f"Source: {code(str(source))}"]
+    parts += [f"> ⚠️ {escape(warning)}" for warning in warnings]
     if summary:
         counts = ", ".join(
             f"{summary[k]} {k}"
@@ -118,12 +122,24 @@ def _link(path: Path) -> str:
     return f"[{escape(path.name)}]({quote(path.name)})"
 
 
-def extract(path: Path, out_dir: Path, fmt: str = "markdown") -> list[Path]:
-    """Write one file per case of the results file ``path`` into ``out_dir``; return them."""
+def extract(
+    path: Path,
+    out_dir: Path,
+    fmt: str = "markdown",
+    *,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """Write one file per case of the results file ``path`` into ``out_dir``; return them.
+
+    What the reader tolerated (a torn last line, a missing summary) goes to ``on_warning``
+    and into the index."""
     suffix = FORMATS.get(fmt)
     if suffix is None:
         raise ConfigError(f"unknown extract format {fmt!r}", hint="use markdown or json")
     loaded = read_results(path)
+    for warning in loaded.warnings:
+        if on_warning is not None:
+            on_warning(warning)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -174,6 +190,6 @@ def extract(path: Path, out_dir: Path, fmt: str = "markdown") -> list[Path]:
             ]
         )
     index = names.inside("index.md")
-    _write(index, _index(path, rows, loaded.summary))
+    _write(index, _index(path, rows, loaded.summary, loaded.warnings))
     written.append(index)
     return written

@@ -175,6 +175,7 @@ class EvalRunner:
                 run_index = run if config.runs > 1 else None
                 task = asyncio.create_task(self._run_with_retries(case, run_index))
                 running.add(task)
+                task.add_done_callback(running.discard)
                 try:
                     result = await task
                 except asyncio.CancelledError:
@@ -189,8 +190,6 @@ class EvalRunner:
                         run=run_index,
                     )
                     self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
-                finally:
-                    running.discard(task)
                 self._reorder.add(index, result)
                 if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
                     outcome.stopped_early = True
@@ -204,7 +203,11 @@ class EvalRunner:
             await asyncio.gather(*workers)
         finally:
             for task in workers:
-                task.cancel()
+                if not task.cancelling():  # a second cancel would cut a case's After hook short
+                    task.cancel()
+            # An interrupted case runs its After hook on the way out: wait for every one, so
+            # AfterAll comes after them and nothing is cut off when the process exits.
+            await asyncio.gather(*running, return_exceptions=True)
             self._reorder.flush()
         outcome.results = self.delivered
         return outcome
@@ -267,8 +270,12 @@ class EvalRunner:
         hook_ctx = self._hook_context(case)
         before_data: Any = None
         if case.before:
+            before = asyncio.ensure_future(self.hooks.call(case.before, hook_ctx, case.to_dict()))
             try:
-                before_data = await self.hooks.call(case.before, hook_ctx, case.to_dict())
+                before_data = await asyncio.shield(before)
+            except asyncio.CancelledError:
+                await self._after_cancelled_before(case, hook_ctx, before)
+                raise
             except AgentCliError as error:
                 result = self._error(case, run, f"before script failed: {error}", started)
                 self.on_event(RunEvent("test_result", case=case, run=run, result=result))
@@ -283,6 +290,18 @@ class EvalRunner:
             await self._after(case, hook_ctx, result, before_data)
         self.on_event(RunEvent("test_result", case=case, run=run, result=result))
         return result
+
+    async def _after_cancelled_before(
+        self, case: Case, ctx: EvalContext, before: asyncio.Future[Any]
+    ) -> None:
+        """Cancelled while Before ran: a hook cannot be stopped half-way (a sync one runs on in
+        its thread), so let it finish and, if it succeeded, run After to clean up after it."""
+        try:
+            data = await asyncio.shield(before)
+        except AgentCliError:
+            return
+        if case.after:
+            await asyncio.shield(self._after(case, ctx, None, data))
 
     async def _after(
         self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any

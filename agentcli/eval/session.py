@@ -116,9 +116,14 @@ def classify_input(raw: str, cwd: Path) -> InputSpec:
 def load_context_file(path: Path) -> EvalContext:
     """The ``--ctx`` JSON (chat_id, authorized{user_id, team_id, ...}, metadata, locale)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
         raise ConfigError(f"--ctx {path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"--ctx {path}: not UTF-8 text ({error.reason} at byte {error.start})",
+            hint="save the context file as UTF-8 JSON",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
@@ -319,6 +324,10 @@ async def _run_cases(
     if run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
+    output_path = (
+        request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
+    )
+    writer = writer_for(output_path)  # an unknown extension is an error before any output
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
     if connector:
@@ -344,10 +353,6 @@ async def _run_cases(
     if request.resume:
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
         config.done = frozenset((r["id"], r.get("run")) for r in kept)
-    output_path = (
-        request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
-    )
-    writer = writer_for(output_path)
     started_at = datetime.now(UTC)
     header = {
         "type": "header",

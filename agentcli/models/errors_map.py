@@ -46,6 +46,13 @@ _CONTENT_CODES = {"content_filter", "content_policy_violation"}
 _KEY_HINT = "check the API key configured for this connector"
 # litellm reports a client that could not be built for want of a key as a 500.
 _MISSING_KEY_WORDS = ("missing credentials", "api_key client option must be set")
+# httpx's transport errors often carry no message: say what broke instead of nothing.
+_TRANSPORT_WORDS = {
+    "ConnectError": "could not connect",
+    "ReadError": "the connection broke while reading the response",
+    "WriteError": "the connection broke while sending the request",
+    "RemoteProtocolError": "the server closed the connection mid-response",
+}
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -132,7 +139,8 @@ def map_error(
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         return build(ProviderError, "connection failed", _cause(exc), retryable=True)
     if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
-        return build(ProviderError, "connection failed", _detail(exc), retryable=True)
+        detail = _detail(exc) or _TRANSPORT_WORDS.get(type(exc).__name__, type(exc).__name__)
+        return build(ProviderError, "connection failed", detail, retryable=True)
     if isinstance(exc, json.JSONDecodeError):
         return build(ProviderError, "the response is not valid JSON", _detail(exc), retryable=True)
     if openai is not None and isinstance(exc, openai.APIError):
