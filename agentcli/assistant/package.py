@@ -163,7 +163,7 @@ def read_yaml(path: Path) -> Any:
     try:
         value = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
-        raise yaml_error(exc, path) from None
+        raise yaml_error(exc, path, text) from None
     _yaml_cache[path] = (key, value)
     return value
 

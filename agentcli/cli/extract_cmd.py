@@ -42,5 +42,10 @@ def extract(
     if not results.is_file():
         raise ConfigError(f"results file not found: {results}")
     out_dir = output or results.parent / results.stem
-    written = run_extract(results, out_dir, fmt)
+    written = run_extract(
+        results,
+        out_dir,
+        fmt,
+        on_warning=lambda message: typer.echo(f"warning: {message}", err=True),
+    )
     typer.echo(f"extracted {len(written) - 1} cases to {out_dir}")

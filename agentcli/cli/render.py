@@ -10,6 +10,7 @@ import threading
 from typing import Any, TextIO
 
 from agentcli.runtime.tools import result_text
+from agentcli.secrets import redact_data
 
 __all__ = ["TurnPrinter", "tool_label"]
 
@@ -68,7 +69,7 @@ class TurnPrinter:
 
     def _json(self, data: dict[str, Any]) -> None:
         with self._lock:
-            self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+            self.out.write(json.dumps(redact_data(data), ensure_ascii=False, default=str) + "\n")
 
     def _note(self, text: str) -> None:
         """A line on ``err``, after ending the answer's line when both share a stream."""

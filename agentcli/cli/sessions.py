@@ -16,6 +16,7 @@ from typing import Any
 
 from agentcli.errors import ConfigError
 from agentcli.runtime.storage import Entry, JsonlStorage
+from agentcli.secrets import redact_data
 
 __all__ = ["Session", "SessionLog", "open_session", "sessions_dir"]
 
@@ -37,7 +38,8 @@ class SessionLog:
         self._file = JsonlStorage(path)
 
     def append(self, entry: Entry) -> None:
-        """Record one entry."""
+        """Record one entry, secrets redacted (a model may echo a key back)."""
+        entry.data = redact_data(entry.data)
         self._file.append(entry)
 
     def read(self) -> list[Entry]:

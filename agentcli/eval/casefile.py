@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentcli.yamlerrors import yaml_error
+
 __all__ = ["SCHEMA_PATH", "display_path", "json_name", "read_items", "schema_problems"]
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
@@ -106,11 +108,8 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     text = path.read_text(encoding="utf-8-sig")
     try:
         loader = yaml.SafeLoader(text)
-    except yaml.reader.ReaderError as exc:  # a character YAML refuses (a control character)
-        line = text.count("\n", 0, exc.position) + 1
-        problems.append(
-            f"{shown}:{line}: invalid YAML: character #x{exc.character:04x} is not allowed"
-        )
+    except yaml.YAMLError as exc:  # a character YAML refuses (a control character)
+        problems.append(str(yaml_error(exc, shown, text)))
         return
     try:
         try:

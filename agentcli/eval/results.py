@@ -100,12 +100,13 @@ class Trace:
     messages: list[dict[str, Any]] | None = None
     logs: list[dict[str, Any]] | None = None
     retries: list[dict[str, Any]] | None = None  # model calls retried (rate limits, 5xx, ...)
+    sent: list[dict[str, Any]] | None = None  # messages hooks sent with ctx.send
 
     def __post_init__(self) -> None:
         self.usage = normalize_usage(self.usage)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs][, retries]``."""
+        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs][, retries][, sent]``."""
         data: dict[str, Any] = {
             "completion": self.completion,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
@@ -118,6 +119,8 @@ class Trace:
             data["logs"] = self.logs
         if self.retries:
             data["retries"] = self.retries
+        if self.sent:
+            data["sent"] = self.sent
         return data
 
     @classmethod
@@ -131,6 +134,7 @@ class Trace:
             messages=data.get("messages"),
             logs=data.get("logs"),
             retries=data.get("retries"),
+            sent=data.get("sent"),
         )
 
 

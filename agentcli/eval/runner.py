@@ -125,11 +125,14 @@ class EvalRunner:
         self.env = AssertionEnv(judge=self._judge, script=self.hooks.resolve)
         self._stop = asyncio.Event()
         self.delivered = 0
+        self._finished: list[dict[str, Any]] = []
 
     def _deliver(self, result: CaseResult | None) -> None:
         if result is None:
             return
         self.delivered += 1
+        if self.config.after_all:  # AfterAll sees a summary of every result, in case order
+            self._finished.append(_hook_summary(result))
         self._on_result(result)
 
     def flush_finished(self) -> None:
@@ -218,7 +221,9 @@ class EvalRunner:
             return
         self.log(f"AfterAll: {self.config.after_all}")
         try:
-            await self.hooks.call(self.config.after_all, self.config.context, [], before_all_data)
+            await self.hooks.call(
+                self.config.after_all, self.config.context, self._finished, before_all_data
+            )
         except AgentCliError as error:
             self.log(f"afterAll script failed: {error}", "warning")
 
@@ -306,17 +311,7 @@ class EvalRunner:
     async def _after(
         self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any
     ) -> None:
-        summary = (
-            None
-            if result is None
-            else {
-                "id": result.id,
-                "status": result.status,
-                "duration_ms": result.duration_ms,
-                "output": result.output,
-                "error": result.error,
-            }
-        )
+        summary = None if result is None else _hook_summary(result)
         try:
             await self.hooks.call(case.after, ctx, case.to_dict(), summary, data)
         except AgentCliError as error:
@@ -429,7 +424,22 @@ def trace_of(reply: Reply) -> Trace:
             "cost": reply.usage.cost,
         },
         logs=reply.trace or None,
+        sent=reply.sent or None,
     )
+
+
+def _hook_summary(result: CaseResult) -> dict[str, Any]:
+    """What After and AfterAll hooks see of a result."""
+    summary = {
+        "id": result.id,
+        "status": result.status,
+        "duration_ms": result.duration_ms,
+        "output": result.output,
+        "error": result.error,
+    }
+    if result.run is not None:
+        summary["run"] = result.run
+    return summary
 
 
 def _failed(result: CaseResult) -> bool:

@@ -308,12 +308,15 @@ async def _run_cases(
     from agentcli.eval.reports import writer_for
 
     package = config.assistant.package
-    if request.dry_run:
-        return _dry_run(cases, request, view)
     if request.shard:
         index, count = parse_shard(request.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
         view.info(f"Shard: {index}/{count} ({len(cases)} test cases)")
+    if request.dry_run:
+        run_filter = config.run_filter
+        if run_filter is not None:
+            cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
+        return _dry_run(cases, request, view)
     if suite is None:
         connector = _preflight_connector(config, cases.infos)
     else:  # script tests call the agent only if they want to

@@ -80,17 +80,13 @@ def read_yaml(path: Path) -> tuple[Any, YamlLines]:
         raise PackageError(f"cannot read file: {exc}", path=str(path)) from None
     try:
         loader = yaml.SafeLoader(text)
-    except yaml.reader.ReaderError as exc:  # a character YAML refuses (a control character)
-        raise PackageError(
-            f"invalid YAML: character #x{exc.character:04x} is not allowed",
-            path=str(path),
-            line=text.count("\n", 0, exc.position) + 1,
-        ) from None
+    except yaml.YAMLError as exc:  # a character YAML refuses (a control character)
+        raise yaml_error(exc, path, text) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        raise yaml_error(exc, path) from None
+        raise yaml_error(exc, path, text) from None
     finally:
         loader.dispose()
     lines: YamlLines = {}

@@ -253,3 +253,20 @@ def test_resume_keeps_finished_cases_and_runs_the_rest(project):
     loaded = read_results(partial)
     assert sorted(r["id"] for r in loaded.results) == ["a", "b", "c", "d"]
     assert loaded.summary["total"] == 4 and not loaded.warnings
+
+
+def test_dry_run_lists_only_the_selected_shard_and_filter(project):
+    path = write_cases(project / "many.jsonl", [{"id": f"k{i}", "input": "hi"} for i in range(20)])
+    listed = invoke("probe", f"@{path}", "--dry-run", "--run", "^k1", "-o", "plan.jsonl")
+    assert listed.exit_code == 0
+    planned = [json.loads(line)["id"] for line in (project / "plan.jsonl").read_text().splitlines()]
+    assert planned == ["k1"] + [f"k1{i}" for i in range(10)]
+    halves = []
+    for shard in ("1/2", "2/2"):
+        out = project / f"shard{shard[0]}.jsonl"
+        assert (
+            invoke("probe", f"@{path}", "--dry-run", "--shard", shard, "-o", str(out)).exit_code
+            == 0
+        )
+        halves.append({json.loads(line)["id"] for line in out.read_text().splitlines()})
+    assert halves[0].isdisjoint(halves[1]) and len(halves[0] | halves[1]) == 20

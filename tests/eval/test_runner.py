@@ -141,7 +141,7 @@ async def test_hook_order(tmp_path):
         ["After", "one", "passed", {"seen": "one"}],
         ["Before", "two", "alice"],
         ["After", "two", "passed", {"seen": "two"}],
-        ["AfterAll", {"token": "abc"}],
+        ["AfterAll", {"token": "abc"}, [["one", "passed"], ["two", "passed"]]],
     ]
 
 
@@ -233,3 +233,12 @@ async def test_a_connector_error_is_a_case_error():
     (result,) = await probe.run({"id": "x", "input": "hi"})
     assert result.status == "error"
     assert "nowhere" in result.error
+
+
+async def test_messages_hooks_send_are_kept_in_the_trace(tmp_path):
+    probe = Probe()
+    (result,) = await probe.run(
+        {"id": "x", "input": "hi", "metadata": {"announce": "working on it"}}
+    )
+    assert [m["props"]["content"] for m in result.trace.sent] == ["working on it"]
+    assert result.to_dict()["trace"]["sent"][0]["type"] == "text"

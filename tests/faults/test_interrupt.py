@@ -186,11 +186,6 @@ def test_a_torn_last_line_is_read_with_a_warning_everywhere(project, server):
     check_complete(torn, 10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent extract drops read_results' warnings: cli/extract_cmd.py should pass "
-    "on_warning=<print 'warning: ...' to stderr> to eval.extract.extract",
-)
 def test_agent_extract_prints_the_torn_line_warning(project, server):
     write_connectors(project, server.base_url, "echo")
     cases = write_cases(project / "cases.jsonl", 3)

@@ -89,11 +89,6 @@ def test_no_output_of_eval_or_extract_contains_the_planted_key(leaky: Path):
     assert not leaked, f"the planted key appears in: {leaked}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent run leaks a secret the model echoes: its --json events and its session log "
-    "(cli/run_cmd.py, cli/sessions.py) are not passed through agentcli.secrets.redact_data",
-)
 def test_agent_run_json_events_and_session_log_do_not_contain_the_planted_key(leaky: Path):
     env = agent_env(leaky, EXAMPLE_API_KEY=PLANTED)
     outputs = {}
