@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -23,6 +24,7 @@ from agentcli.secrets import redact_data, redact_text
 __all__ = ["ConsoleView", "JsonEvents", "format_duration"]
 
 RULE_WIDTH = 63
+_FLUSH_EVERY = 0.125  # seconds between batched prints under a live progress bar
 STABILITY_STYLES = {
     "stable": ("Stable", "green"),
     "mostly_stable": ("Mostly Stable", "yellow"),
@@ -67,6 +69,8 @@ class ConsoleView:
         self.show_progress = self.console.is_terminal if progress is None else progress
         self._progress: Any = None
         self._task: Any = None
+        self._pending: list[Text] = []  # lines held while a progress bar is live
+        self._flushed = 0.0
 
     def _print(self, line: Text | str) -> None:
         """One line: rendered by rich on a terminal; written as plain text otherwise (CI logs,
@@ -77,7 +81,16 @@ class ConsoleView:
         if self.console.is_terminal:
             if safe != plain:  # the redacted text, in the line's overall style
                 line = Text(safe, style=line.style if isinstance(line, Text) else "")
-            self.console.print(line if isinstance(line, Text) else Text(line))
+            text = line if isinstance(line, Text) else Text(line)
+            if self._progress is None:
+                self.console.print(text)
+                return
+            # Under a live progress bar every print redraws the bar: batch the lines and
+            # print them together a few times a second.
+            self._pending.append(text)
+            now = time.monotonic()
+            if now - self._flushed >= _FLUSH_EVERY:
+                self._flush(now)
             return
         self.console.file.write(safe + "\n")
 
@@ -132,10 +145,17 @@ class ConsoleView:
         self._progress.start()
 
     def stop_progress(self) -> None:
-        """Remove the progress bar."""
+        """Remove the progress bar (printing the lines it held back first)."""
         if self._progress is not None:
+            self._flush(time.monotonic())
             self._progress.stop()
             self._progress = None
+
+    def _flush(self, now: float) -> None:
+        self._flushed = now
+        if self._pending:
+            lines, self._pending = self._pending, []
+            self.console.print(Text("\n").join(lines))
 
     # -- events ------------------------------------------------------------------------
 

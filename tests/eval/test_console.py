@@ -187,3 +187,17 @@ def test_json_events_are_one_object_per_line():
         {"type": "test_result", "id": "a", "status": "passed", "duration_ms": 3},
         {"type": "summary", "total": 1},
     ]
+
+
+def test_lines_under_a_live_progress_bar_are_batched_but_all_printed_in_order():
+    out = io.StringIO()
+    view = ConsoleView(Console(file=out, width=80, force_terminal=True), progress=True)
+    view.start_progress(50)
+    for index in range(50):
+        (case,) = cases({"id": f"c{index}", "input": "hi"})
+        result = CaseResult(id=f"c{index}", status="passed", duration_ms=1)
+        view.on_event(RunEvent("test_result", case=case, result=result))
+    view.stop_progress()
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    ids = re.findall(r"► \[(c\d+)\]", text)
+    assert ids == [f"c{i}" for i in range(50)]
