@@ -199,6 +199,14 @@ class ConsoleView:
                 detail = f" {assertion.message}" if assertion.message else ""
                 self._print(Text(f"  │ {mark} {assertion.type}{detail}", style="bright_black"))
             if result.trace is not None:
+                for retry in result.trace.retries or []:
+                    self._print(
+                        Text(
+                            f"  │ retried a model call after {retry['kind']} "
+                            f"(attempt {retry['attempt']}, waited {retry['delay_s']:g}s)",
+                            style="yellow",
+                        )
+                    )
                 for call in result.trace.tool_calls:
                     outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
                     arguments = preview(output_text(call.arguments), 80)

@@ -201,3 +201,15 @@ def test_lines_under_a_live_progress_bar_are_batched_but_all_printed_in_order():
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
     ids = re.findall(r"► \[(c\d+)\]", text)
     assert ids == [f"c{i}" for i in range(50)]
+
+
+def test_verbose_shows_model_retries():
+    out = io.StringIO()
+    view = ConsoleView(
+        Console(file=out, width=100, color_system=None), verbose=True, progress=False
+    )
+    (case,) = cases({"id": "r", "input": "hi"})
+    retries = [{"attempt": 1, "kind": "rate_limit", "delay_s": 0.5, "error": "429"}]
+    result = CaseResult(id="r", status="passed", duration_ms=3, trace=Trace(retries=retries))
+    view.on_event(RunEvent("test_result", case=case, result=result))
+    assert "  │ retried a model call after rate_limit (attempt 1, waited 0.5s)" in out.getvalue()
