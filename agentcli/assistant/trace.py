@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["LOG_LEVELS", "TraceEvent", "TraceNode", "TraceRecorder"]
 
@@ -44,7 +44,34 @@ class TraceEvent:
     log: dict[str, Any] | None = None
 
 
-class TraceNode:
+class _Logging:
+    """``info`` / ``debug`` / ``warn`` / ``error`` over a ``_log(level, message, args)``; each
+    returns the object, so calls can be chained. An error entry does not change a node's
+    status (``fail`` does); ``message % args`` when args are given."""
+
+    __slots__ = ()
+
+    def _log(self, level: str, message: Any, args: tuple[Any, ...]) -> Any:
+        raise NotImplementedError
+
+    def info(self, message: Any, *args: Any) -> Self:
+        """Log an info entry."""
+        return self._log("info", message, args)
+
+    def debug(self, message: Any, *args: Any) -> Self:
+        """Log a debug entry."""
+        return self._log("debug", message, args)
+
+    def warn(self, message: Any, *args: Any) -> Self:
+        """Log a warning entry."""
+        return self._log("warn", message, args)
+
+    def error(self, message: Any, *args: Any) -> Self:
+        """Log an error entry."""
+        return self._log("error", message, args)
+
+
+class TraceNode(_Logging):
     """One step of the trace; its methods return the node so calls can be chained."""
 
     __slots__ = ("_data", "_recorder")
@@ -84,22 +111,6 @@ class TraceNode:
     def parallel(self, inputs: list[dict[str, Any]]) -> list[TraceNode]:
         """Add child nodes that run side by side: ``[{"input": ..., "option": {...}}]``."""
         return [self.add(item.get("input"), item.get("option")) for item in inputs]
-
-    def info(self, message: Any, *args: Any) -> TraceNode:
-        """Log an info entry (``message % args`` when args are given)."""
-        return self._log("info", message, args)
-
-    def debug(self, message: Any, *args: Any) -> TraceNode:
-        """Log a debug entry."""
-        return self._log("debug", message, args)
-
-    def warn(self, message: Any, *args: Any) -> TraceNode:
-        """Log a warning entry."""
-        return self._log("warn", message, args)
-
-    def error(self, message: Any, *args: Any) -> TraceNode:
-        """Log an error entry (the node's status does not change; use ``fail`` for that)."""
-        return self._log("error", message, args)
 
     def set_output(self, output: Any) -> TraceNode:
         """Record the node's output without ending it."""
@@ -156,7 +167,7 @@ class TraceNode:
         return self
 
 
-class TraceRecorder:
+class TraceRecorder(_Logging):
     """``ctx.trace`` for one request: records nodes in memory for the case report.
 
     ``on_event`` is called (outside the recorder's lock) after every change; with
@@ -209,22 +220,6 @@ class TraceRecorder:
         with self._lock:
             self._current = list(nodes)
         return nodes
-
-    def info(self, message: Any, *args: Any) -> TraceRecorder:
-        """Log to the current node (or as a standalone entry when there is none)."""
-        return self._log("info", message, args)
-
-    def debug(self, message: Any, *args: Any) -> TraceRecorder:
-        """Log a debug entry to the current node."""
-        return self._log("debug", message, args)
-
-    def warn(self, message: Any, *args: Any) -> TraceRecorder:
-        """Log a warning to the current node."""
-        return self._log("warn", message, args)
-
-    def error(self, message: Any, *args: Any) -> TraceRecorder:
-        """Log an error to the current node."""
-        return self._log("error", message, args)
 
     def set_output(self, output: Any) -> TraceRecorder:
         """Set the output of the current node(s)."""
