@@ -40,7 +40,7 @@ class PackageReport:
             "name": self.name,
             "description": self.description,
             "connector": self.connector,
-            "tools": self.tools,
+            "tools": int(self.tools) if self.tools.isdigit() else None,  # None: not known
             "path": str(self.path),
             "errors": self.errors,
             "warnings": self.warnings,

@@ -11,12 +11,12 @@ from agentcli.cli.errors import guarded
 HELP = """Evaluate an assistant: a message, a file of cases, or script tests.
 
 \b
-Examples:
-  agent eval expense 'submit $25 for lunch'       one message, print the answer
-  agent eval expense @tests/inputs.jsonl          a file of cases (@ = read from file)
-  agent eval -i assistants/expense/tests/inputs.jsonl   assistant found from the file
-  agent eval expense @tests/inputs.jsonl --parallel 8 -o report.html
-  agent eval expense @tests/inputs.jsonl --run "^T00[1-3]$" -v
+Examples (from the project folder):
+  agent eval expense 'submit $25 for lunch'                  one message, print the answer
+  agent eval expense @assistants/expense/tests/inputs.jsonl  cases from a file (@ = file)
+  agent eval -i assistants/expense/tests/inputs.jsonl        assistant found from the file
+  agent eval expense @assistants/expense/tests/inputs.jsonl --parallel 8 -o report.html
+  agent eval expense @assistants/expense/tests/inputs.jsonl --run '^submit' -v
 
 Exit codes: 0 all passed, 1 a case failed/errored/timed out, 2 bad input, 130 interrupted.
 """

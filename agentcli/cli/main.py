@@ -44,7 +44,7 @@ def _root(
     Examples:
       agent run -c echo "hello"                 talk to a connector directly
       agent run expense 'submit $25 for lunch'  one turn with an assistant package
-      agent eval expense @tests/inputs.jsonl    run eval cases
+      agent eval expense @assistants/expense/tests/inputs.jsonl    run eval cases
     """
     set_debug(debug)
 

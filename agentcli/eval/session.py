@@ -34,7 +34,7 @@ from agentcli.eval.runner import (
     trace_of,
 )
 from agentcli.eval.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
-from agentcli.eval.services import EvalContext, case_file_label
+from agentcli.eval.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.sharding import in_shard, parse_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
 
@@ -93,7 +93,8 @@ def classify_input(raw: str, cwd: Path) -> InputSpec:
         name = raw[1:]
         if not name:
             raise ConfigError(
-                "missing file path after @", hint="agent eval expense @tests/inputs.jsonl"
+                "missing file path after @",
+                hint="agent eval expense @assistants/expense/tests/inputs.jsonl",
             )
         path = (cwd / name).resolve()
         if not path.is_file():
@@ -178,7 +179,8 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
     if not request.input and not request.scripts:
         raise ConfigError(
             "an input is required: a message, @cases.jsonl, or --scripts MODULE",
-            hint='agent eval expense @tests/inputs.jsonl   or   agent eval expense "hello"',
+            hint="agent eval expense @assistants/expense/tests/inputs.jsonl   or   "
+            "agent eval expense 'hello'",
         )
     if request.input and request.scripts:
         raise ConfigError("give either an input or --scripts MODULE, not both")
@@ -292,8 +294,15 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
 
 
 def default_output_path(case_file: Path) -> Path:
-    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file."""
-    return case_file.parent / f"output-{datetime.now():%Y%m%d%H%M%S}.jsonl"
+    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file (``-2``, ``-3``... when a run in
+    the same second already wrote one: results are never overwritten)."""
+    stem = f"output-{datetime.now():%Y%m%d%H%M%S}"
+    path = case_file.parent / f"{stem}.jsonl"
+    number = 1
+    while path.exists():
+        number += 1
+        path = case_file.parent / f"{stem}-{number}.jsonl"
+    return path
 
 
 async def _run_cases(
@@ -327,6 +336,10 @@ async def _run_cases(
     if run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
+    for ref in (config.before_all, config.after_all):
+        if ref:  # a typo in a hook reference is bad input, found before anything runs
+            HookRunner(package).resolve(ref)
+    kept = _resumed_results(request.resume) if request.resume else []
     output_path = (
         request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
     )
@@ -352,7 +365,6 @@ async def _run_cases(
             view.info(f"Min pass rate: {request.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     view.info(f"Parallel: {config.parallel}")
-    kept = _resumed_results(request.resume) if request.resume else []
     if request.resume:
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
         config.done = frozenset((r["id"], r.get("run")) for r in kept)

@@ -270,3 +270,23 @@ def test_dry_run_lists_only_the_selected_shard_and_filter(project):
         )
         halves.append({json.loads(line)["id"] for line in out.read_text().splitlines()})
     assert halves[0].isdisjoint(halves[1]) and len(halves[0] | halves[1]) == 20
+
+
+def test_two_runs_in_the_same_second_keep_both_results_files(project):
+    first = invoke("probe", "@assistants/probe/tests/inputs.jsonl")
+    second = invoke("probe", "@assistants/probe/tests/inputs.jsonl")
+    assert first.exit_code == second.exit_code == 0
+    outputs = sorted((project / "assistants/probe/tests").glob("output-*.jsonl"))
+    assert len(outputs) == 2
+
+
+def test_hook_typos_and_missing_resume_files_are_found_before_anything_runs(project):
+    for args in (
+        ["--after-all", "nofile.Func"],
+        ["--before-all", "env_test.Nope"],
+        ["--resume", "gone.jsonl"],
+    ):
+        result = invoke("probe", "@assistants/probe/tests/inputs.jsonl", *args)
+        assert result.exit_code == 2, result.output
+        assert "Running Tests" not in result.output
+    assert not list((project / "assistants/probe/tests").glob("output-*.jsonl"))

@@ -55,7 +55,8 @@ def test_table_of_the_example_assistants() -> None:
 def test_json_listing() -> None:
     result = invoke("--root", str(ASSISTANTS), "--json")
     listing = {item["id"]: item for item in json.loads(result.stdout)}
-    assert listing["expense"]["tools"] == "3"
+    assert listing["expense"]["tools"] == 3
+    assert listing["weather"]["tools"] is None  # stdio server: not known until started
     assert listing["expense"]["path"] == str(ASSISTANTS / "expense")
     assert listing["coffee"]["errors"] == []
 
