@@ -186,7 +186,7 @@ class ConsoleView:
             (f"[{result.id}] ", "white"),
             (f"Run {event.run}: " if event.run else "", "white"),
             (preview(input_text(event.case)), "bright_black"),
-            " ",
+            " " if input_text(event.case).strip() else "",  # script tests have no input
             (word, style),
             (f" ({format_duration(result.duration_ms)})", "bright_black"),
         )

@@ -188,7 +188,7 @@ def _merged_results(
                 if not allow_duplicates:
                     raise ConfigError(
                         f"cannot merge: {what} appears {where}",
-                        hint="merge each shard once, or allow duplicates to keep the later one",
+                        hint="merge each shard once, or pass --allow-duplicates to keep the later one",
                     )
                 warnings.append(f"{what} appears {where}; the one from {names[source]} is kept")
             kept[key] = (source, result)

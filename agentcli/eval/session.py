@@ -243,6 +243,11 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
         await registry.aclose()
 
 
+def _count(number: int, noun: str) -> str:
+    """``1 test case``, ``3 test cases``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _compile_filter(pattern: str | None) -> re.Pattern[str] | None:
     if not pattern:
         return None
@@ -320,7 +325,7 @@ async def _run_cases(
     if request.shard:
         index, count = parse_shard(request.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
-        view.info(f"Shard: {index}/{count} ({len(cases)} test cases)")
+        view.info(f"Shard: {index}/{count} ({_count(len(cases), 'test case')})")
     if request.dry_run:
         run_filter = config.run_filter
         if run_filter is not None:
@@ -349,14 +354,15 @@ async def _run_cases(
     if connector:
         view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
     if suite is not None:
-        view.info(f"Script: {input_label} ({len(cases)} test functions)")
+        view.info(f"Script: {input_label} ({_count(len(cases), 'test function')})")
     else:
-        view.info(f"Input: {input_label} ({len(cases)} test cases)")
+        view.info(f"Input: {input_label} ({_count(len(cases), 'test case')})")
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
-        view.warning(f"Skipped: {skipped} test cases")
+        view.warning(f"Skipped: {_count(skipped, 'test case')}")
     if config.run_filter is not None:
-        view.info(f'Filter: "{request.run_filter}" ({len(selected)} test cases match)')
+        matched = _count(len(selected), "test case")
+        view.info(f'Filter: "{request.run_filter}" ({matched} match)')
     if request.ctx_file:
         view.info(f"Context: {request.ctx_file}")
     if config.runs > 1:

@@ -195,14 +195,14 @@ def test_script_tests_by_option_and_by_path_with_run_filter(project):
     assert ok.exit_code == 0, ok.output
     assert "Script Test" in ok.output
     assert "Script: assistants/barista/src/checks_test.py (11 test functions)" in ok.output
-    assert "► [TestOrderTool]  PASSED" in ok.output
+    assert "► [TestOrderTool] PASSED" in ok.output
     assert 'Filter: "OrderTool|Memory" (2 test cases match)' in ok.output
     report = json.loads((project / "s.json").read_text())
     assert [r["id"] for r in report["results"]] == ["TestOrderTool", "TestMemory"]
     raised = invoke("-i", "scripts.barista.checks", "--run", "Raises|Fatal|Skipped", "-o", "r.md")
     assert raised.exit_code == 1
-    assert "► [TestRaises]  ERROR" in raised.output
-    assert "► [TestSkipped]  SKIPPED" in raised.output
+    assert "► [TestRaises] ERROR" in raised.output
+    assert "► [TestSkipped] SKIPPED" in raised.output
     markdown = (project / "r.md").read_text()
     assert (
         "ValueError: bad value 42" in markdown and "Traceback (most recent call last)" in markdown
