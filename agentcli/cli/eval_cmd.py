@@ -121,8 +121,6 @@ def eval_command(
         before_all=before_all,
         after_all=after_all,
         output=output,
-        json=json_events,
-        verbose=verbose,
         scripts=scripts,
         min_pass_rate=min_pass_rate,
         shard=shard,

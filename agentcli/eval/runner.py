@@ -20,7 +20,7 @@ from typing import Any
 from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.assertions import AssertionEnv, Subject, evaluate, output_under_test
-from agentcli.eval.cases import Case, input_text
+from agentcli.eval.cases import Case
 from agentcli.eval.results import CaseResult, ToolCallRecord, Trace
 from agentcli.eval.services import EvalContext, HookRunner, judge_with_agent
 from agentcli.models.retry import RETRY_LOG
@@ -78,8 +78,6 @@ class RunOutcome:
 
     results: int = 0
     before_all_data: Any = None
-    stopped_early: bool = False
-    interrupted: bool = False
 
 
 class _Reorder:
@@ -195,7 +193,6 @@ class EvalRunner:
                     self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
                 self._reorder.add(index, result)
                 if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
-                    outcome.stopped_early = True
                     self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
                     self._stop.set()
                     for other in running:
@@ -459,8 +456,3 @@ def _elapsed_ms(started: float) -> float:
 
 def _seconds(value: float) -> str:
     return f"{value:g}s"
-
-
-def case_label(case: Case) -> str:
-    """The input of a case as one console line."""
-    return input_text(case)

@@ -77,8 +77,6 @@ class EvalRequest:
     before_all: str | None = None
     after_all: str | None = None
     output: Path | None = None
-    json: bool = False
-    verbose: bool = False
     scripts: str | None = None
     min_pass_rate: float = 100.0
     shard: str | None = None
