@@ -263,7 +263,6 @@ async def test_fault_in_process_leaves_no_task(scenario: Scenario, project: Path
         parallel=PARALLEL,
         retries=scenario.case_retries,
         output=project / "results.jsonl",
-        json=True,
         **({"timeout": parse_duration(scenario.timeout)} if scenario.timeout else {}),
     )
     code = await run_eval(request, JsonEvents(events))
