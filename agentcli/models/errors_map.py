@@ -53,6 +53,13 @@ _TRANSPORT_WORDS = {
     "WriteError": "the connection broke while sending the request",
     "RemoteProtocolError": "the server closed the connection mid-response",
 }
+# The socket's own errors reach us from our HTTP client: "[Errno 104] ..." says little.
+_SOCKET_WORDS: dict[type, str] = {
+    ConnectionResetError: "the connection broke (reset by the server)",
+    ConnectionAbortedError: "the connection broke (aborted)",
+    BrokenPipeError: "the connection broke while sending the request",
+    ConnectionRefusedError: "could not connect (connection refused)",
+}
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -136,11 +143,19 @@ def map_error(
     ):
         within = f" within {timeout:g}s" if timeout else ""
         return build(ModelTimeout, f"no response{within}", hint="raise the timeout or retry later")
+    if "SSLCertVerificationError" in names or "CERTIFICATE_VERIFY_FAILED" in _cause(exc):
+        # Retrying cannot make a certificate trusted.
+        return build(
+            ProviderError,
+            "the server's certificate is not trusted",
+            _detail(exc),
+            retryable=False,
+            hint="set SSL_CERT_FILE to the CA bundle that signed it",
+        )
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         return build(ProviderError, "connection failed", _cause(exc), retryable=True)
     if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
-        detail = _detail(exc) or _TRANSPORT_WORDS.get(type(exc).__name__, type(exc).__name__)
-        return build(ProviderError, "connection failed", detail, retryable=True)
+        return build(ProviderError, "connection failed", _transport_detail(exc), retryable=True)
     if isinstance(exc, json.JSONDecodeError):
         return build(ProviderError, "the response is not valid JSON", _detail(exc), retryable=True)
     if openai is not None and isinstance(exc, openai.APIError):
@@ -237,6 +252,17 @@ def _detail(exc: BaseException) -> str:
     while (stripped := _PREFIX.sub("", text, count=1)) != text:
         text = stripped.strip()
     return text
+
+
+def _transport_detail(exc: BaseException) -> str:
+    """What broke, in words: socket errors by kind and without their errno, httpx's
+    (often empty) errors by class name."""
+    if type(exc) in _SOCKET_WORDS:
+        return _SOCKET_WORDS[type(exc)]
+    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+        return exc.strerror  # e.g. "Name or service not known"
+    name = type(exc).__name__
+    return _detail(exc) or _TRANSPORT_WORDS.get(name, name)
 
 
 def _cause(exc: BaseException) -> str:

@@ -1,11 +1,13 @@
 """A model for OpenAI and every OpenAI-compatible server (``openai/*``, any ``api_base``).
 
-Two transports speak the same chat-completions protocol and share assembly, retries,
+Three transports speak the same chat-completions protocol and share assembly, retries,
 error mapping and usage accounting:
 
-- ``http`` (the default): a streaming POST over a pooled ``httpx`` client, parsing the
-  server-sent events itself. It imports in 0.1 s and costs ~1 ms of CPU a call, which is
-  what keeps a latency-bound eval near its ideal time.
+- ``http`` (the default): a streaming POST over our pooled HTTP/1.1 client
+  (``models/http11.py``), parsing the server-sent events itself. It costs ~0.1 ms of CPU a
+  call and imports nothing heavy, which is what keeps a latency-bound eval near its ideal
+  time. When the environment names a proxy for the server, it goes through ``httpx``.
+- ``httpx``: the same over pooled ``httpx2`` clients (proxies, HTTP/2-free but general).
 - ``sdk``: the official ``openai`` SDK (``transport: sdk`` on a connector), for servers
   that need what the SDK adds; it costs 0.4 s to import and ~2 ms of CPU a call more.
 
@@ -28,6 +30,7 @@ from typing import Any
 from agentcli.errors import AuthenticationError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import HttpStatusError, map_error
+from agentcli.models.http11 import Http11Client, proxy_applies
 from agentcli.models.network import NetworkModel
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
@@ -36,13 +39,13 @@ __all__ = ["DEFAULT_TIMEOUT", "OpenAICompatModel"]
 
 DEFAULT_TIMEOUT = 120.0
 OPENAI_API_BASE = "https://api.openai.com/v1"
-TRANSPORTS = ("http", "sdk")
+TRANSPORTS = ("http", "httpx", "sdk")
 # A key is required by the SDK even when a local server ignores it.
 _DUMMY_KEY = "none"
 
 
 class OpenAICompatModel(NetworkModel):
-    """Streams chat completions through ``openai.AsyncOpenAI``."""
+    """Streams chat completions from an OpenAI-compatible server (see the module doc)."""
 
     def __init__(
         self,
@@ -61,7 +64,7 @@ class OpenAICompatModel(NetworkModel):
             from agentcli.errors import ConfigError
 
             raise ConfigError(
-                f"unknown transport {transport!r} for {model}", hint="use http or sdk"
+                f"unknown transport {transport!r} for {model}", hint="use http, httpx or sdk"
             )
         self.transport = transport
         self.name = model.removeprefix("openai/")
@@ -97,12 +100,20 @@ class OpenAICompatModel(NetworkModel):
         if self._client is not None and self._client_loop is loop:
             return self._client
         key = self._key()
-        if self.transport == "http":
+        if self.transport != "sdk":
             # As many pooled connections as calls may run at once: reopening them between
             # waves of a parallel run costs more than the requests themselves.
             size = self.limiter.ceiling if self.limiter else 16
             base_url = (self.api_base or OPENAI_API_BASE).rstrip("/") + "/"
-            self._client = _HttpPool(size, base_url, key, self.timeout)
+            if self.transport == "http" and not proxy_applies(base_url):
+                self._client = Http11Client(
+                    base_url,
+                    headers={"Authorization": f"Bearer {key}"},
+                    timeout=self.timeout,
+                    max_idle=size,
+                )
+            else:
+                self._client = _HttpPool(size, base_url, key, self.timeout)
             self._client_loop = loop
             return self._client
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient
@@ -136,7 +147,7 @@ class OpenAICompatModel(NetworkModel):
             assembler = StreamAssembler(
                 self.provider, self.name, cost_model=f"{self.provider}/{self.name}"
             )
-            chunks = self._http_chunks if self.transport == "http" else self._sdk_chunks
+            chunks = self._sdk_chunks if self.transport == "sdk" else self._http_chunks
             async for chunk in chunks(client, request, timeout):
                 for part in assembler.feed(chunk):
                     yield part
@@ -151,10 +162,10 @@ class OpenAICompatModel(NetworkModel):
             ) from exc
 
     async def _http_chunks(
-        self, pool: _HttpPool, request: dict[str, Any], timeout: float
+        self, client: Http11Client | _HttpPool, request: dict[str, Any], timeout: float
     ) -> AsyncIterator[dict[str, Any]]:
         """The streamed chunks of one request, read off the server-sent events."""
-        async with pool.next().stream(
+        async with client.stream(
             "POST", "chat/completions", json=request, timeout=timeout
         ) as response:
             if response.status_code >= 400:
@@ -215,9 +226,9 @@ class _HttpPool:
         ]
         self._turn = itertools.cycle(self.clients)
 
-    def next(self) -> Any:
-        """The client for the next request."""
-        return next(self._turn)
+    def stream(self, method: str, path: str, *, json: Any, timeout: float) -> Any:
+        """``httpx.AsyncClient.stream`` on the clients in turn."""
+        return next(self._turn).stream(method, path, json=json, timeout=timeout)
 
     async def aclose(self) -> None:
         """Close every client's connections."""

@@ -92,6 +92,43 @@ def test_transport_failures():
     assert type(connection) is ProviderError and connection.retryable
     assert "ReadError: reset by peer" in connection.message
     assert type(mapped(ConnectionResetError("gone"))) is ProviderError
+
+
+@pytest.mark.parametrize(
+    ("exc", "detail"),
+    [
+        (
+            ConnectionResetError(104, "Connection reset by peer"),
+            "the connection broke (reset by the server)",
+        ),
+        (
+            ConnectionRefusedError(111, "Connection refused"),
+            "could not connect (connection refused)",
+        ),
+        (BrokenPipeError(32, "Broken pipe"), "the connection broke while sending the request"),
+        (OSError(-2, "Name or service not known"), "Name or service not known"),
+        (httpx2.ReadError(""), "the connection broke while reading the response"),
+    ],
+)
+def test_socket_errors_are_said_in_words_without_errno(exc, detail):
+    error = mapped(exc)
+    assert type(error) is ProviderError and error.retryable
+    assert error.message == f"openai model 'gpt-x': connection failed: {detail}"
+
+
+def test_untrusted_certificates_are_final_with_a_hint():
+    import ssl
+
+    error = mapped(ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] self-signed"))
+    assert type(error) is ProviderError and not error.retryable
+    assert error.hint == "set SSL_CERT_FILE to the CA bundle that signed it"
+    try:
+        raise httpx2.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    except httpx2.ConnectError as exc:
+        assert not mapped(exc).retryable  # the same through httpx
+
+
+def test_timeouts_and_invalid_json():
     assert type(mapped(TimeoutError())) is ModelTimeout
     assert type(mapped(httpx2.ReadTimeout("slow"))) is ModelTimeout
     invalid = mapped(json.JSONDecodeError("Expecting value", "x", 0))

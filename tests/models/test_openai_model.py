@@ -45,7 +45,7 @@ from tests.models.network_scenarios import (  # noqa: F401  (collected here for 
 )
 
 
-@pytest.fixture(params=["http", "sdk"])
+@pytest.fixture(params=["http", "httpx", "sdk"])
 async def make_model(request):
     """Build OpenAICompatModels pointed at a server, once per transport (every scenario runs
     over the raw HTTP transport and over the openai SDK); connections close at teardown."""
@@ -220,3 +220,24 @@ def test_an_unknown_transport_is_a_config_error():
 
     with pytest.raises(ConfigError, match="unknown transport 'grpc'"):
         OpenAICompatModel("m", transport="grpc")
+
+
+@pytest.mark.parametrize(
+    ("transport", "proxy", "client"),
+    [
+        ("http", None, "Http11Client"),
+        ("http", "http://127.0.0.1:3128", "_HttpPool"),  # our client speaks no proxy
+        ("httpx", None, "_HttpPool"),
+    ],
+)
+async def test_which_http_client_serves_a_transport(monkeypatch, transport, proxy, client):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    if proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+    model = OpenAICompatModel(
+        "m", api_base="http://10.1.2.3:8000/v1", api_key=API_KEY, transport=transport
+    )
+    assert type(model._client_for_loop()).__name__ == client
+    await model.aclose()

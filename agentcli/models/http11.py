@@ -1,0 +1,365 @@
+"""A pooled HTTP/1.1 client on asyncio streams: what a streamed chat-completions call needs.
+
+Why not httpx for this path: through httpcore and anyio it spends ~1 ms of CPU on each
+streamed call and yields to the event loop at every read, so in a latency-bound eval at
+``--parallel 50`` every wave of answers is processed in lock step and the waves drift apart
+(``bench/latency.py``). This client speaks only HTTP/1.1 to one origin: keep-alive
+connections reused newest first, TLS with certifi's CA bundle (or ``SSL_CERT_FILE`` /
+``SSL_CERT_DIR``), ``Content-Length``, chunked and read-to-close bodies, gzip/deflate, a
+connect timeout and a timeout on every read. Proxies are not spoken here: when the
+environment names one for the origin, the model uses httpx instead (``proxy_applies``).
+
+A request is never re-sent on its own: a POST that may have reached the server is the
+caller's to retry (``retry_stream``), as with httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import re
+import time
+import zlib
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["Http11Client", "HttpResponse", "RemoteProtocolError", "proxy_applies"]
+
+KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is trusted; as httpx
+_MAX_LINE = 64 * 1024  # longest status, header or chunk-size line
+_READ_SIZE = 64 * 1024
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_NO_BODY = frozenset({204, 304})
+
+
+class RemoteProtocolError(ConnectionError):
+    """The server broke HTTP/1.1 or closed the connection mid-response."""
+
+
+def proxy_applies(url: str) -> bool:
+    """True when ``HTTP(S)_PROXY``/``ALL_PROXY`` send ``url`` through a proxy (``NO_PROXY``
+    honoured). Without any ``*_proxy`` variable this reads nothing else."""
+    if not any(name.lower().endswith("_proxy") and value for name, value in os.environ.items()):
+        return False
+    import urllib.request
+
+    proxies = urllib.request.getproxies_environment()
+    parts = urlsplit(url)
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass_environment(parts.netloc, proxies)
+
+
+@functools.cache
+def _tls_context(cafile: str | None, capath: str | None) -> Any:
+    """One verifying TLS context per CA setting: loading a bundle costs ~20 ms."""
+    import ssl
+
+    if not (cafile or capath):
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:  # the system's store then
+            pass
+    context = ssl.create_default_context(cafile=cafile, capath=capath)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+class _Connection:
+    """One keep-alive connection and when it last went idle."""
+
+    __slots__ = ("idle_since", "reader", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.idle_since = 0.0
+
+    def usable(self, now: float) -> bool:
+        """Still open, not closed by the server, not idle for too long."""
+        return not (
+            self.writer.is_closing()
+            or self.reader.at_eof()
+            or now - self.idle_since > KEEPALIVE_EXPIRY
+        )
+
+    def abort(self) -> None:
+        """Drop the connection at once (a broken or half-read response)."""
+        self.writer.transport.abort()
+        # The error that broke a connection also sits in the stream's "closed" future. When
+        # a reference cycle (the error's traceback holds this connection) is collected in
+        # the wrong order, asyncio logs "Future exception was never retrieved" for it;
+        # awaiting ``wait_closed`` retrieves it.
+        task = asyncio.ensure_future(_settle(self.writer))
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+
+_closing: set[asyncio.Future] = set()  # strong references until the close is settled
+
+
+async def _settle(writer: asyncio.StreamWriter) -> None:
+    """Wait for a closed connection's end, whatever error ended it."""
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+
+
+class HttpResponse:
+    """The status and headers of a response whose body is read as it arrives."""
+
+    def __init__(
+        self,
+        connection: _Connection,
+        status_code: int,
+        headers: dict[str, str],
+        *,
+        keep_alive: bool,
+        no_body: bool,
+        timeout: float,
+    ) -> None:
+        self.status_code = status_code
+        self.headers = headers  # names lower-cased
+        self._connection = connection
+        self._timeout = timeout
+        self._keep_alive = keep_alive
+        self._complete = no_body
+
+    @property
+    def reusable(self) -> bool:
+        """The body was read to its end and the server keeps the connection open."""
+        return self._complete and self._keep_alive
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decoded from its transfer and content encodings, piece by piece."""
+        if self._complete:
+            return
+        encoding = self.headers.get("content-encoding", "").strip().lower()
+        decoder = (
+            zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in ("gzip", "deflate") else None
+        )
+        async for data in self._raw_body():
+            if decoder is not None:
+                data = decoder.decompress(data)
+            if data:
+                yield data
+        if decoder is not None and (rest := decoder.flush()):
+            yield rest
+
+    async def aread(self) -> bytes:
+        """The whole body."""
+        return b"".join([data async for data in self.aiter_bytes()])
+
+    async def aiter_lines(self) -> AsyncIterator[str]:
+        """The body's lines without their line breaks (``\\r\\n``, ``\\n`` or ``\\r``)."""
+        pending = b""
+        async for data in self.aiter_bytes():
+            pending += data
+            # A trailing \r may be the first half of \r\n: keep it for the next piece.
+            held = pending.endswith(b"\r")
+            *lines, pending = _LINE_BREAK.split(pending[:-1] if held else pending)
+            if held:
+                pending += b"\r"
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+        if pending:
+            yield pending.rstrip(b"\r").decode("utf-8", "replace")
+
+    async def _raw_body(self) -> AsyncIterator[bytes]:
+        """The body's bytes as framed by ``Transfer-Encoding``/``Content-Length``."""
+        reader, headers = self._connection.reader, self.headers
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            while True:
+                line = await self._read(reader.readuntil(b"\r\n"))
+                try:
+                    size = int(line.split(b";", 1)[0], 16)
+                except ValueError:
+                    raise RemoteProtocolError("the server sent a malformed chunk size") from None
+                if size == 0:
+                    while await self._read(reader.readuntil(b"\r\n")) != b"\r\n":
+                        continue  # trailer fields: not used
+                    break
+                data = await self._read(reader.readexactly(size + 2))
+                if not data.endswith(b"\r\n"):
+                    raise RemoteProtocolError("the server sent a malformed chunk")
+                yield data[:-2]
+        elif "content-length" in headers:
+            try:
+                remaining = int(headers["content-length"])
+            except ValueError:
+                raise RemoteProtocolError("the server sent a malformed Content-Length") from None
+            while remaining > 0:
+                data = await self._read(reader.read(min(remaining, _READ_SIZE)))
+                if not data:
+                    raise RemoteProtocolError("the server closed the connection mid-response")
+                remaining -= len(data)
+                yield data
+        else:
+            # No framing: the body ends when the server closes the connection.
+            self._keep_alive = False
+            while data := await self._read(reader.read(_READ_SIZE)):
+                yield data
+        self._complete = True
+
+    async def _read(self, pending: Any) -> Any:
+        """Await one read, failing after ``timeout`` seconds without data."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await pending
+        except asyncio.IncompleteReadError:
+            raise RemoteProtocolError("the server closed the connection mid-response") from None
+        except asyncio.LimitOverrunError:
+            raise RemoteProtocolError("the server sent an over-long line") from None
+
+
+class Http11Client:
+    """Requests to one origin (``base_url``) over pooled HTTP/1.1 connections."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: dict[str, str],
+        timeout: float,
+        max_idle: int = 16,
+    ) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.timeout = timeout
+        self.max_idle = max_idle
+        self._prefix = parts.path.rstrip("/") + "/"
+        default_port = self.port == (443 if self.https else 80)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        fields = {
+            "Host": host if default_port else f"{host}:{self.port}",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "Content-Type": "application/json",
+            "User-Agent": "agentcli",
+            **headers,
+        }
+        for name, value in fields.items():
+            if "\r" in value or "\n" in value:
+                # Named, never quoted: the value may be a key.
+                raise ValueError(f"the {name} header contains a line break")
+        self._head = "".join(f"{name}: {value}\r\n" for name, value in fields.items())
+        self._idle: deque[_Connection] = deque()
+        self._closed = False
+
+    @asynccontextmanager
+    async def stream(
+        self, method: str, path: str, *, json: Any = None, timeout: float | None = None
+    ) -> AsyncIterator[HttpResponse]:
+        """Send one request; the response's body is read inside the ``async with``."""
+        timeout = self.timeout if timeout is None else timeout
+        body = b"" if json is None else _json_bytes(json)
+        request = (
+            f"{method} {self._prefix}{path.lstrip('/')} HTTP/1.1\r\n{self._head}"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode("latin-1") + body
+        connection = await self._acquire(timeout)
+        try:
+            connection.writer.write(request)
+            async with asyncio.timeout(timeout):
+                await connection.writer.drain()
+            response = await self._read_head(connection, timeout)
+        except BaseException:
+            connection.abort()
+            raise
+        try:
+            yield response
+        finally:
+            self._release(connection, response.reusable)
+
+    async def aclose(self) -> None:
+        """Close the idle connections; connections still in use close when released."""
+        self._closed = True
+        idle, self._idle = list(self._idle), deque()
+        for connection in idle:
+            connection.writer.close()
+        if idle:
+            await asyncio.wait(
+                [asyncio.ensure_future(c.writer.wait_closed()) for c in idle], timeout=1.0
+            )
+
+    async def _acquire(self, timeout: float) -> _Connection:
+        """The newest idle connection still usable, else a new one."""
+        now = time.monotonic()
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.usable(now):
+                return connection
+            connection.abort()
+        ssl = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(
+                self.host,
+                self.port,
+                ssl=ssl if self.https else None,
+                server_hostname=self.host if self.https else None,
+                limit=_MAX_LINE,
+            )
+        return _Connection(reader, writer)
+
+    def _release(self, connection: _Connection, reusable: bool) -> None:
+        """Back to the pool when the response ended cleanly, otherwise closed."""
+        if reusable and not self._closed and len(self._idle) < self.max_idle:
+            connection.idle_since = time.monotonic()
+            self._idle.append(connection)
+        else:
+            connection.abort()
+
+    async def _read_head(self, connection: _Connection, timeout: float) -> HttpResponse:
+        """Read the status line and headers, skipping informational (1xx) answers."""
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    head = await connection.reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError as exc:
+                what = "mid-headers" if exc.partial else "without a response"
+                raise RemoteProtocolError(f"the server closed the connection {what}") from None
+            except asyncio.LimitOverrunError:
+                raise RemoteProtocolError("the server sent over-long headers") from None
+            status_line, *lines = head[:-4].decode("latin-1").split("\r\n")
+            version, _, rest = status_line.partition(" ")
+            code = rest[:3]
+            if not version.startswith("HTTP/1.") or not code.isdigit():
+                raise RemoteProtocolError(f"not an HTTP/1.1 response: {status_line[:60]!r}")
+            status = int(code)
+            if 100 <= status < 200:
+                continue
+            headers: dict[str, str] = {}
+            for line in lines:
+                name, colon, value = line.partition(":")
+                if not colon:
+                    raise RemoteProtocolError(f"a malformed header line: {line[:60]!r}")
+                name, value = name.strip().lower(), value.strip()
+                headers[name] = f"{headers[name]}, {value}" if name in headers else value
+            keep_alive = (
+                version == "HTTP/1.1" and "close" not in headers.get("connection", "").lower()
+            )
+            return HttpResponse(
+                connection,
+                status,
+                headers,
+                keep_alive=keep_alive,
+                no_body=status in _NO_BODY,
+                timeout=timeout,
+            )
+
+
+def _json_bytes(payload: Any) -> bytes:
+    """Compact UTF-8 JSON, as httpx sends ``json=``."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8"
+    )
