@@ -2,6 +2,7 @@
 answers after a fixed latency, through the real connector path (openai/... with api_base).
 
 Run: .venv/bin/python bench/latency.py [--cases 500] [--parallel 50] [--latency 0.2] [--runs 3]
+     [--transport http|httpx|sdk]
 Reports the ratio to the ideal N x latency / C for the whole process and the run alone.
 """
 
@@ -28,8 +29,9 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--model", default="openai/echo", help="the connector's model")
     parser.add_argument(
-        "--model", default="openai/echo", help="openai/<m> uses the openai SDK path"
+        "--transport", default="http", help="the connector's transport: http, httpx or sdk"
     )
     args = parser.parse_args()
     ideal = args.cases * args.latency / args.parallel
@@ -40,7 +42,8 @@ def main() -> None:
     ):
         folder = Path(tmp)
         (folder / "connectors.yml").write_text(
-            f"loop: {{model: {args.model}, api_base: '{server.base_url}', api_key: none}}\n"
+            f"loop: {{model: {args.model}, api_base: '{server.base_url}', api_key: none, "
+            f"transport: {args.transport}}}\n"
         )
         echo_package(folder, connector="loop")
         cases = echo_cases(folder / "cases.jsonl", args.cases)
@@ -69,6 +72,7 @@ def main() -> None:
         rows.append(
             {
                 "model": args.model,
+                "transport": args.transport,
                 "cases": args.cases,
                 "parallel": args.parallel,
                 "ideal_s": round(ideal, 3),
@@ -83,6 +87,7 @@ def main() -> None:
         rows,
         [
             ("model", "model"),
+            ("transport", "transport"),
             ("cases", "cases"),
             ("parallel", "parallel"),
             ("ideal_s", "ideal s"),
