@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("litellm", "openai", "mcp", "jsonschema", "jinja2", "httpx", "httpx2", "prompt_toolkit")
+HEAVY = (
+    "litellm",
+    "openai",
+    "mcp",
+    "jsonschema",
+    "jinja2",
+    "httpx",
+    "httpx2",
+    "prompt_toolkit",
+    "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
+)
 
 PROBE = """
 import json, sys
@@ -50,14 +60,32 @@ def test_help_imports_nothing_heavy(args, tmp_path):
     assert loaded_after(args, tmp_path) == []
 
 
-def test_an_offline_eval_imports_no_client(tmp_path):
-    package = tmp_path / "assistants" / "bench"
+def bench_project(folder: Path, connector: str) -> None:
+    """An assistant answering through ``connector`` and one case it passes."""
+    package = folder / "assistants" / "bench"
     package.mkdir(parents=True)
-    (package / "package.yao").write_text('{"name": "Bench", "connector": "echo"}')
-    (tmp_path / "cases.jsonl").write_text(
+    (package / "package.yao").write_text(json.dumps({"name": "Bench", "connector": connector}))
+    (folder / "cases.jsonl").write_text(
         json.dumps({"id": "a", "input": "hello", "assert": {"type": "contains", "value": "hello"}})
         + "\n"
     )
+
+
+def test_an_offline_eval_imports_no_client(tmp_path):
+    bench_project(tmp_path, "echo")
     loaded = loaded_after(["eval", "bench", "@cases.jsonl", "-o", "out.jsonl"], tmp_path)
-    assert not {"litellm", "openai", "mcp", "httpx", "httpx2", "jinja2"} & set(loaded)
+    assert not {"litellm", "openai", "mcp", "httpx", "httpx2", "jinja2", "pydantic"} & set(loaded)
+    assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
+
+
+def test_an_openai_compatible_eval_imports_no_http_library(tmp_path, openai_server, monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    bench_project(tmp_path, "loop")
+    (tmp_path / "connectors.yml").write_text(
+        f"loop: {{model: openai/echo, api_base: '{openai_server.base_url}', api_key: none}}\n"
+    )
+    loaded = loaded_after(["eval", "bench", "@cases.jsonl", "-o", "out.jsonl"], tmp_path)
+    assert loaded == []  # our own HTTP/1.1 client: no httpx, openai SDK or pydantic
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
