@@ -320,7 +320,8 @@ def test_host_header_for_default_ports_and_ipv6():
 @pytest.fixture
 def tls_server_context(tmp_path):
     """A throwaway CA, its bundle written to a file, and a server context for 127.0.0.1."""
-    trustme = pytest.importorskip("trustme")
+    import trustme
+
     authority = trustme.CA()
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     authority.issue_cert("127.0.0.1").configure_cert(server_context)
