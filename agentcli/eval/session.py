@@ -187,6 +187,8 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
         if request.input
         else InputSpec("script_tests", request.scripts or "")
     )
+    if spec.kind == "message":
+        _refuse_case_options(request)
     if spec.kind == "script_tests" and spec.value.startswith("scripts."):
         assistants_root = find_assistants_root(request.cwd, request.root)
         folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=request.cwd)
@@ -269,6 +271,39 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     for spec in sorted(s for s in specs if s):
         config.registry.model(spec, package=package)
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
+
+
+# Options that shape a run of cases; one message has no cases, results or runs to shape.
+_CASE_OPTIONS = (
+    ("output", "-o/--output"),
+    ("parallel", "--parallel"),
+    ("runs", "--runs"),
+    ("run_filter", "--run"),
+    ("fail_fast", "--fail-fast"),
+    ("dry_run", "--dry-run"),
+    ("simulator", "--simulator"),
+    ("before_all", "--before-all"),
+    ("after_all", "--after-all"),
+    ("min_pass_rate", "--min-pass-rate"),
+    ("shard", "--shard"),
+    ("retries", "--retries"),
+    ("resume", "--resume"),
+)
+
+
+def _refuse_case_options(request: EvalRequest) -> None:
+    """A case-run option given with a message is bad input, not silently ignored."""
+    defaults = EvalRequest()
+    given = [
+        flag for name, flag in _CASE_OPTIONS if getattr(request, name) != getattr(defaults, name)
+    ]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ConfigError(
+            f"{', '.join(given)} {verb} to a file of cases, not to one message",
+            hint="put the message in a case file: "
+            '{"id": "T001", "input": "..."} in cases.jsonl, then agent eval NAME @cases.jsonl',
+        )
 
 
 async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: Any) -> int:

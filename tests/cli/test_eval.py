@@ -128,6 +128,25 @@ def test_message_mode_prints_the_answer_and_tool_calls(project):
     assert not list(project.rglob("output-*.jsonl"))
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["-o", "out.jsonl"], "-o/--output applies"),
+        (["--parallel", "4", "--runs", "3"], "--parallel, --runs apply"),
+        (["--fail-fast", "--retries", "1", "--run", "x"], "--run, --fail-fast, --retries apply"),
+    ],
+)
+def test_message_mode_refuses_options_of_case_runs(project, options, named):
+    result = invoke("probe", "add 4 5", *options)
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"error: {named} to a file of cases, not to one message",
+        '  hint: put the message in a case file: {"id": "T001", "input": "..."} in '
+        "cases.jsonl, then agent eval NAME @cases.jsonl",
+    ]
+    assert not (project / "out.jsonl").exists()
+
+
 def test_message_mode_json(project):
     result = invoke("probe", "json", "--json")
     data = json.loads(result.output)
