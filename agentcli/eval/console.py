@@ -228,12 +228,14 @@ class ConsoleView:
     def dynamic_block(self, event: RunEvent) -> None:
         """A dynamic case as one block, printed when it ends so parallel cases never
         interleave: ``► [id] (dynamic, N checkpoints)``, with ``-v`` the conversation and
-        ``✓ checkpoint: <id>`` marks, then ``└─ PASSED (T turns, N checkpoints, 8.5s)``."""
+        ``✓ checkpoint: <id>`` marks, then ``└─ PASSED (T turns, R/N checkpoints, 8.5s)``."""
         result, case = event.result, event.case
         assert result is not None and case is not None
         word, style = STATUS_STYLES[result.status]
         turns = result.turns or []
         total = len(case.checkpoints)
+        # Yao prints the total here whatever happened; reached/total says how far it got.
+        reached = sum(1 for point in result.checkpoints or [] if point.get("reached"))
         lines = [
             Text.assemble(
                 (f"► [{result.id}] ", "white"),
@@ -265,8 +267,8 @@ class ConsoleView:
                 "  └─ ",
                 (word, style),
                 (
-                    f" ({len(turns)} turns, {total} checkpoints, "
-                    f"{format_duration(result.duration_ms)})",
+                    f" ({len(turns)} turn{'' if len(turns) == 1 else 's'}, "
+                    f"{reached}/{total} checkpoints, {format_duration(result.duration_ms)})",
                     "bright_black",
                 ),
             )

@@ -78,7 +78,7 @@ def test_dynamic_cases_console_reports_and_exit_code(project):
     start = lines.index("► [order] (dynamic, 3 checkpoints)")
     assert lines[start + 2] == "  │ Turn 1: User: I want to order coffee"
     assert "  │   ✓ checkpoint: ask_size" in lines
-    assert re.search(r"└─ PASSED \(3 turns, 3 checkpoints, [\d.]+(µs|ms|s)\)", result.output)
+    assert re.search(r"└─ PASSED \(3 turns, 3/3 checkpoints, [\d.]+(µs|ms|s)\)", result.output)
     (loaded,) = read_results(project / "out.jsonl").results
     assert [t["turn"] for t in loaded["turns"]] == [1, 2, 3]
     assert [c["reached_at_turn"] for c in loaded["checkpoints"]] == [1, 2, 3]

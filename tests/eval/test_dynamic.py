@@ -479,7 +479,7 @@ async def test_console_block_with_the_conversation_under_verbose():
     assert lines[3].startswith("  │ Turn 1: Agent: Hello! Welcome")
     assert lines[4] == "  │   ✓ checkpoint: greeting"
     assert "  │   ✓ checkpoint: confirm" in lines
-    assert lines[-1].startswith("  └─ PASSED (3 turns, 3 checkpoints, ")
+    assert lines[-1].startswith("  └─ PASSED (3 turns, 3/3 checkpoints, ")
     quiet = render(result, case, verbose=False).splitlines()
     assert quiet[0] == lines[0] and len(quiet) == 2
 
@@ -489,7 +489,7 @@ async def test_console_block_of_a_failure_names_the_missing_checkpoint():
     (result,) = await play(case)
     lines = render(result, case, verbose=True).splitlines()
     assert "  │   ✗ checkpoint: ask_size not reached: expected output to match /size/" in lines
-    assert lines[-2].startswith("  └─ FAILED (1 turns, 3 checkpoints, ")
+    assert lines[-2].startswith("  └─ FAILED (1 turn, 1/3 checkpoints, ")
     assert lines[-1].startswith("  └─ the simulator declared the goal achieved at turn 2")
 
 
