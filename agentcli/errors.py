@@ -86,6 +86,7 @@ class PackageError(AgentCliError):
                     location += f":{column}"
             location += ": "
         super().__init__(location + message, hint=hint)
+        self.detail = message  # without the location
         self.path = path
         self.line = line
         self.column = column

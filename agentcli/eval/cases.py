@@ -294,6 +294,7 @@ class CaseInfo:
     connector: str | None
     dynamic: bool
     simulator: str | None
+    hooks: tuple[str, ...] = ()  # the case's before/after references
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -304,6 +305,7 @@ class CaseInfo:
             connector=case.options.connector,
             dynamic=case.is_dynamic,
             simulator=case.simulator.use if case.simulator is not None else None,
+            hooks=tuple(ref for ref in (case.before, case.after) if ref),
         )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from agentcli import __version__
 from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
 from agentcli.assistant.session import AssistantRegistry
-from agentcli.errors import ConfigError, HookError
+from agentcli.errors import ConfigError, HookError, PackageError
 from agentcli.eval.cases import Case, CaseInfo, CaseSet, open_cases, parse_case
 from agentcli.eval.dynamic import check_simulators
 from agentcli.eval.generate import generate_cases
@@ -331,6 +331,29 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
     return EXIT_FAILED if reply.status in ("failed", "aborted") else EXIT_OK
 
 
+def _resolve_hooks(
+    package: Any, config: EvalConfig, cases: list[CaseInfo], source: str | None
+) -> None:
+    """Load every hook the run names: a typo is bad input, found before anything runs
+    rather than as an error in each case that names it."""
+    hooks = HookRunner(package)
+    for ref in (config.before_all, config.after_all):
+        if ref:
+            hooks.resolve(ref)
+    checked: set[str] = set()
+    for case in cases:
+        for ref in case.hooks:
+            if ref in checked or case.skip:
+                continue
+            try:
+                hooks.resolve(ref)
+            except PackageError as error:
+                raise PackageError(
+                    f"case {case.id}: hook {error.detail}", path=source, hint=error.hint
+                ) from None
+            checked.add(ref)
+
+
 def default_output_path(case_file: Path) -> Path:
     """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file (``-2``, ``-3``... when a run in
     the same second already wrote one: results are never overwritten)."""
@@ -374,9 +397,7 @@ async def _run_cases(
     if run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
-    for ref in (config.before_all, config.after_all):
-        if ref:  # a typo in a hook reference is bad input, found before anything runs
-            HookRunner(package).resolve(ref)
+    _resolve_hooks(package, config, selected, input_label)
     kept = _resumed_results(request.resume) if request.resume else []
     output_path = (
         request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")

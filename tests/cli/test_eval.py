@@ -309,3 +309,21 @@ def test_hook_typos_and_missing_resume_files_are_found_before_anything_runs(proj
         assert result.exit_code == 2, result.output
         assert "Running Tests" not in result.output
     assert not list((project / "assistants/probe/tests").glob("output-*.jsonl"))
+
+
+def test_a_case_hook_typo_is_found_before_anything_runs(project):
+    cases = project / "hooks.jsonl"
+    cases.write_text(
+        '{"id": "ok", "input": "hello", "before": "env_test.Before"}\n'
+        '{"id": "typo", "input": "hello", "after": "env_test.Aftr"}\n'
+        '{"id": "skipped", "input": "hello", "before": "gone.Before", "skip": true}\n'
+    )
+    result = invoke("probe", "@hooks.jsonl")
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "error: hooks.jsonl: case typo: hook 'env_test.Aftr': src/env_test.py has no function "
+        "'Aftr'"
+    ]
+    assert not list(project.glob("output-*.jsonl"))
+    cases.write_text(cases.read_text().replace("Aftr", "After"))
+    assert invoke("probe", "@hooks.jsonl").exit_code == 0  # a skipped case's hook is not loaded
