@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
-from agentcli.assistant.prompts import context_variables, render_prompts, select_prompts
+from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
 from agentcli.errors import ConfigError
 from agentcli.models.base import Model, ModelSettings
@@ -180,8 +180,7 @@ class Conversation:
         metadata = dict(ctx.metadata)
         if self.options.mode and "__prompt_preset" not in metadata:
             metadata["__prompt_preset"] = self.options.mode
-        prompts = select_prompts(
-            package,
+        prompts = self.assistant.prompts(
             hook_preset=create.prompt_preset if create else None,
             metadata=metadata,
             disable_global_prompts=create.disable_global_prompts if create else None,

@@ -40,6 +40,7 @@ __all__ = [
     "render_prompts",
     "render_variables",
     "select_prompts",
+    "truthy",
 ]
 
 ROLES = ("system", "user", "assistant", "developer")
@@ -240,7 +241,7 @@ def global_prompts(package: AssistantPackage) -> list[dict[str, str]]:
     return [] if file is None else _load_file(file, package.root / "assets")
 
 
-def _truthy(value: Any) -> bool:
+def truthy(value: Any) -> bool:
     """Metadata flags may arrive as strings from --ctx or case files."""
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
@@ -292,7 +293,7 @@ def select_prompts(
     if disable_global_prompts is not None:
         disabled = disable_global_prompts
     elif "__disable_global_prompts" in metadata:
-        disabled = _truthy(metadata["__disable_global_prompts"])
+        disabled = truthy(metadata["__disable_global_prompts"])
     else:
         disabled = package.disable_global_prompts
     return messages if disabled else global_prompts(package) + messages

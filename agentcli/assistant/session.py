@@ -16,7 +16,7 @@ Typical use::
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from agentcli.assistant.conversation import Conversation
 from agentcli.assistant.hooks import Hooks
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.package import AssistantPackage, resolve_assistant
+from agentcli.assistant.prompts import select_prompts, truthy
 from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import HookError
@@ -53,6 +54,32 @@ class Assistant:
         self.registry = registry
         self.hooks = Hooks.load(package.id, package.path)
         self.toolbox = ToolBox.for_package(package, env=registry.env)
+        self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+
+    def prompts(
+        self,
+        *,
+        hook_preset: str | None,
+        metadata: Mapping[str, Any],
+        disable_global_prompts: bool | None,
+    ) -> list[dict[str, str]]:
+        """``select_prompts``, read once per selection for the run (as the hooks are): a
+        run of 1,000 cases would otherwise look for the same files 1,000 times. Read-only."""
+        flag = metadata.get("__disable_global_prompts")
+        key = (
+            hook_preset,
+            str(metadata.get("__prompt_preset") or ""),
+            None if "__disable_global_prompts" not in metadata else truthy(flag),
+            disable_global_prompts,
+        )
+        if key not in self._prompts:
+            self._prompts[key] = select_prompts(
+                self.package,
+                hook_preset=hook_preset,
+                metadata=metadata,
+                disable_global_prompts=disable_global_prompts,
+            )
+        return self._prompts[key]
 
     @property
     def id(self) -> str:

@@ -8,8 +8,8 @@ standard ones to the OpenAI chat format that every model speaks.
 from __future__ import annotations
 
 import json
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,9 @@ __all__ = [
 
 
 def new_id() -> str:
-    """A short random id."""
-    return uuid.uuid4().hex[:16]
+    """A short random id (64 bits from the OS: a third of ``uuid4``'s cost, and every case
+    makes a dozen)."""
+    return os.urandom(8).hex()
 
 
 @dataclass(slots=True)

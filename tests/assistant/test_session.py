@@ -191,6 +191,33 @@ async def test_preset_selection(registry, assistants, options, expected) -> None
     assert seen(reply)["messages"][0]["content"] == expected
 
 
+async def test_prompts_are_read_once_per_selection_for_the_run(registry, assistants) -> None:
+    package = spy_package(
+        assistants,
+        **{
+            "prompts.yml": "- role: system\n  content: default\n",
+            "prompts__task.yml": "- role: system\n  content: task\n",
+            "src__index.py": PRESET_HOOK,
+        },
+    )
+    spy = registry.get("spy")
+    first = [
+        seen(await spy.respond("hi", options))["messages"][0]["content"]
+        for options in (
+            RequestOptions(),
+            RequestOptions(mode="task"),
+            RequestOptions(metadata={"hook_preset": "task"}),
+            RequestOptions(metadata={"__disable_global_prompts": "yes"}),
+        )
+    ]
+    assert first == ["default", "task", "task", "default"]
+    (package / "prompts.yml").write_text("- role: system\n  content: edited\n")
+    again = await spy.respond("hi", RequestOptions())
+    assert seen(again)["messages"][0]["content"] == "default"  # as loaded for this run
+    fresh = await type(registry)(registry.root).get("spy").respond("hi", RequestOptions())
+    assert seen(fresh)["messages"][0]["content"] == "edited"  # the next run reads the edit
+
+
 async def test_unknown_preset_from_the_hook_is_a_package_error(registry, assistants) -> None:
     spy_package(assistants, **{"src__index.py": PRESET_HOOK})
     options = RequestOptions(metadata={"hook_preset": "nope"})
