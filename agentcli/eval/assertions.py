@@ -162,26 +162,52 @@ def _tool_summary(call: ToolCallRecord) -> str:
 async def evaluate(
     assertions: Sequence[Assertion], subject: Subject, env: AssertionEnv
 ) -> list[AssertionResult]:
-    """Run every assertion (concurrently, so several judges overlap) and keep each result."""
-    return list(await asyncio.gather(*(_run_one(a, subject, env) for a in assertions)))
+    """Run every assertion and keep each result. Judges and async scripts run
+    concurrently; the synchronous checks finish inline, without a trip through the event
+    loop (under ``--parallel`` every such trip waits for all the other ready cases)."""
+    started = [_start(a, subject, env) for a in assertions]
+    pending = [item for item in started if not isinstance(item, AssertionResult)]
+    finished = iter(await asyncio.gather(*pending) if pending else ())
+    return [item if isinstance(item, AssertionResult) else next(finished) for item in started]
 
 
-async def _run_one(a: Assertion, subject: Subject, env: AssertionEnv) -> AssertionResult:
-    """One assertion: errors become failures; ``negate`` and ``message`` applied."""
+def _start(
+    a: Assertion, subject: Subject, env: AssertionEnv
+) -> AssertionResult | Awaitable[AssertionResult]:
+    """One assertion's result, or an awaitable of it when its checker is asynchronous."""
     checker = ASSERTIONS.get(a.type)
     try:
         if checker is None:
             raise ValueError(_unknown_type(a.type))
         outcome = checker(a, subject, env)
-        check = await outcome if inspect.isawaitable(outcome) else outcome
     except Exception as exc:  # a broken script or judge fails this assertion, not the run
-        error = f"{a.type} assertion error: {_describe(exc)}"
-        return AssertionResult(
-            type=a.type,
-            passed=False,
-            message=f"{a.message} ({error})" if a.message else error,
-            path=a.path,
-        )
+        return _errored(a, exc)
+    if inspect.isawaitable(outcome):
+        return _finish(a, outcome)
+    return _result(a, outcome)
+
+
+async def _finish(a: Assertion, outcome: Awaitable[Check]) -> AssertionResult:
+    try:
+        check = await outcome
+    except Exception as exc:
+        return _errored(a, exc)
+    return _result(a, check)
+
+
+def _errored(a: Assertion, exc: Exception) -> AssertionResult:
+    """A checker that raised: the assertion fails with the error as its message."""
+    error = f"{a.type} assertion error: {_describe(exc)}"
+    return AssertionResult(
+        type=a.type,
+        passed=False,
+        message=f"{a.message} ({error})" if a.message else error,
+        path=a.path,
+    )
+
+
+def _result(a: Assertion, check: Check) -> AssertionResult:
+    """A checker's outcome with ``negate`` and ``message`` applied."""
     passed = check.passed != a.negate
     message = f"negated: {check.message}" if a.negate else check.message
     if not passed and a.message:

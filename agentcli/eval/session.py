@@ -6,6 +6,7 @@ the summary, and tell the truth in the exit code (0 passed, 1 failed, 2 bad inpu
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -500,6 +501,10 @@ async def _run_cases(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, on_signal)
     failed_before_all: BeforeAllFailed | None = None
+    # Everything loaded so far (modules, the package, every case's summary) lives for the
+    # whole run: frozen, the collector's full passes skip it instead of walking it again
+    # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process.
+    gc.freeze()
     try:
         outcome = await run_task
         before_all_data = outcome.before_all_data
@@ -510,6 +515,7 @@ async def _run_cases(
     except BeforeAllFailed as error:
         failed_before_all = error
     finally:
+        gc.unfreeze()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         view.stop_progress()

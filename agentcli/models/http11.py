@@ -4,10 +4,11 @@ Why not httpx for this path: through httpcore and anyio it spends ~1 ms of CPU o
 streamed call and yields to the event loop at every read, so in a latency-bound eval at
 ``--parallel 50`` every wave of answers is processed in lock step and the waves drift apart
 (``bench/latency.py``). This client speaks only HTTP/1.1 to one origin: keep-alive
-connections reused newest first, TLS with certifi's CA bundle (or ``SSL_CERT_FILE`` /
-``SSL_CERT_DIR``), ``Content-Length``, chunked and read-to-close bodies, gzip/deflate, a
-connect timeout and a timeout on every read. Proxies are not spoken here: when the
-environment names one for the origin, the model uses httpx instead (``proxy_applies``).
+connections reused newest first, TLS trusting what httpx trusts (``SSL_CERT_FILE`` /
+``SSL_CERT_DIR``, else the system's store), happy-eyeballs connects, ``Content-Length``,
+chunked and read-to-close bodies, gzip/deflate, a connect timeout and a timeout on every
+read and write. Proxies are not spoken here: when the environment (or, on macOS and
+Windows, the system) names one for the origin, the model uses httpx (``proxy_applies``).
 
 A request is never re-sent on its own: a POST that may have reached the server is the
 caller's to retry (``retry_stream``), as with httpx.
@@ -21,6 +22,7 @@ import functools
 import json
 import os
 import re
+import sys
 import time
 import zlib
 from collections import deque
@@ -31,10 +33,15 @@ from urllib.parse import urlsplit
 
 __all__ = ["Http11Client", "HttpResponse", "RemoteProtocolError", "proxy_applies"]
 
-KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is trusted; as httpx
+# Seconds an idle connection is trusted: under the 5 s that uvicorn (vLLM) and many
+# gateways keep one open, so the server does not close it as a request goes out.
+KEEPALIVE_EXPIRY = 4.0
 _MAX_LINE = 64 * 1024  # longest status, header or chunk-size line
-_READ_SIZE = 64 * 1024
+_MAX_HEADERS = 200
+_CHUNK = 64 * 1024  # read size, and the write size between two drains
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
+_KEEP_ALIVE_TIMEOUT = re.compile(r"timeout\s*=\s*(\d+)")
 _NO_BODY = frozenset({204, 304})
 
 
@@ -43,55 +50,59 @@ class RemoteProtocolError(ConnectionError):
 
 
 def proxy_applies(url: str) -> bool:
-    """True when ``HTTP(S)_PROXY``/``ALL_PROXY`` send ``url`` through a proxy (``NO_PROXY``
-    honoured). Without any ``*_proxy`` variable this reads nothing else."""
-    if not any(name.lower().endswith("_proxy") and value for name, value in os.environ.items()):
+    """True when a proxy is configured for ``url``: ``HTTP(S)_PROXY``/``ALL_PROXY`` (with
+    ``NO_PROXY``), and on macOS and Windows the system's settings, as httpx reads them.
+    On Linux without any ``*_proxy`` variable this reads nothing else."""
+    system = sys.platform in ("darwin", "win32")
+    if not system and not any(
+        name.lower().endswith("_proxy") and value for name, value in os.environ.items()
+    ):
         return False
     import urllib.request
 
-    proxies = urllib.request.getproxies_environment()
+    proxies = urllib.request.getproxies()
     parts = urlsplit(url)
     if not (proxies.get(parts.scheme) or proxies.get("all")):
         return False
-    return not urllib.request.proxy_bypass_environment(parts.netloc, proxies)
+    if "no" in proxies:
+        return not urllib.request.proxy_bypass_environment(parts.netloc, proxies)
+    return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
 @functools.cache
 def _tls_context(cafile: str | None, capath: str | None) -> Any:
-    """One verifying TLS context per CA setting: loading a bundle costs ~20 ms."""
-    import ssl
+    """One verifying TLS context per CA setting (loading a store costs ~20 ms), built by
+    httpcore so both transports trust the same certificates."""
+    from httpcore2 import default_ssl_context
 
-    if not (cafile or capath):
-        try:
-            import certifi
-
-            cafile = certifi.where()
-        except ImportError:  # the system's store then
-            pass
-    context = ssl.create_default_context(cafile=cafile, capath=capath)
+    context = default_ssl_context()
     context.set_alpn_protocols(["http/1.1"])
     return context
 
 
 class _Connection:
-    """One keep-alive connection and when it last went idle."""
+    """One keep-alive connection, when it last went idle and how long it may stay so."""
 
-    __slots__ = ("idle_since", "reader", "writer")
+    __slots__ = ("expiry", "idle_since", "reader", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.idle_since = 0.0
+        self.expiry = KEEPALIVE_EXPIRY
 
     def usable(self, now: float) -> bool:
-        """Still open, not closed by the server, not idle for too long."""
+        """Still open, not closed by the server, not idle for too long, and with nothing
+        unread: bytes that arrived while idle (a 408 before closing, a body longer than
+        its Content-Length) would be taken for the next response."""
         return not (
             self.writer.is_closing()
             or self.reader.at_eof()
-            or now - self.idle_since > KEEPALIVE_EXPIRY
+            or getattr(self.reader, "_buffer", None)  # asyncio has no public "buffered"
+            or now - self.idle_since > self.expiry
         )
 
-    def abort(self) -> None:
-        """Drop the connection at once (a broken or half-read response)."""
+    def abort(self) -> asyncio.Future[None]:
+        """Drop the connection at once (a broken or half-read response, or the end)."""
         self.writer.transport.abort()
         # The error that broke a connection also sits in the stream's "closed" future. When
         # a reference cycle (the error's traceback holds this connection) is collected in
@@ -100,15 +111,40 @@ class _Connection:
         task = asyncio.ensure_future(_settle(self.writer))
         _closing.add(task)
         task.add_done_callback(_closing.discard)
+        return task
 
 
-_closing: set[asyncio.Future] = set()  # strong references until the close is settled
+_closing: set[asyncio.Future[None]] = set()  # strong references until the close is settled
 
 
 async def _settle(writer: asyncio.StreamWriter) -> None:
     """Wait for a closed connection's end, whatever error ended it."""
     with contextlib.suppress(Exception):
         await writer.wait_closed()
+
+
+class _Decoder:
+    """``Content-Encoding`` gzip or deflate; deflate with or without its zlib header."""
+
+    def __init__(self, encoding: str) -> None:
+        self._raw_fallback = encoding == "deflate"
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 32)  # zlib or gzip header
+
+    def decode(self, data: bytes) -> bytes:
+        try:
+            return self._zlib.decompress(data)
+        except zlib.error:
+            if self._raw_fallback:  # servers that send raw deflate streams
+                self._raw_fallback = False
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                return self.decode(data)
+            raise RemoteProtocolError("the server sent a corrupt compressed body") from None
+
+    def flush(self) -> bytes:
+        try:
+            return self._zlib.flush()
+        except zlib.error:
+            raise RemoteProtocolError("the server sent a corrupt compressed body") from None
 
 
 class HttpResponse:
@@ -141,12 +177,10 @@ class HttpResponse:
         if self._complete:
             return
         encoding = self.headers.get("content-encoding", "").strip().lower()
-        decoder = (
-            zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in ("gzip", "deflate") else None
-        )
+        decoder = _Decoder(encoding) if encoding in ("gzip", "deflate") else None
         async for data in self._raw_body():
             if decoder is not None:
-                data = decoder.decompress(data)
+                data = decoder.decode(data)
             if data:
                 yield data
         if decoder is not None and (rest := decoder.flush()):
@@ -176,26 +210,23 @@ class HttpResponse:
         reader, headers = self._connection.reader, self.headers
         if "chunked" in headers.get("transfer-encoding", "").lower():
             while True:
-                line = await self._read(reader.readuntil(b"\r\n"))
-                try:
-                    size = int(line.split(b";", 1)[0], 16)
-                except ValueError:
-                    raise RemoteProtocolError("the server sent a malformed chunk size") from None
+                line = (await self._read(reader.readuntil(b"\n"))).rstrip(b"\r\n")
+                digits = line.split(b";", 1)[0].strip()
+                if not _HEX.fullmatch(digits):
+                    raise RemoteProtocolError("the server sent a malformed chunk size")
+                size = int(digits, 16)
                 if size == 0:
-                    while await self._read(reader.readuntil(b"\r\n")) != b"\r\n":
+                    while (await self._read(reader.readuntil(b"\n"))).strip():
                         continue  # trailer fields: not used
                     break
-                data = await self._read(reader.readexactly(size + 2))
-                if not data.endswith(b"\r\n"):
+                data = await self._read(reader.readexactly(size))
+                if (await self._read(reader.readuntil(b"\n"))).strip():
                     raise RemoteProtocolError("the server sent a malformed chunk")
-                yield data[:-2]
+                yield data
         elif "content-length" in headers:
-            try:
-                remaining = int(headers["content-length"])
-            except ValueError:
-                raise RemoteProtocolError("the server sent a malformed Content-Length") from None
+            remaining = _content_length(headers["content-length"])
             while remaining > 0:
-                data = await self._read(reader.read(min(remaining, _READ_SIZE)))
+                data = await self._read(reader.read(min(remaining, _CHUNK)))
                 if not data:
                     raise RemoteProtocolError("the server closed the connection mid-response")
                 remaining -= len(data)
@@ -203,7 +234,7 @@ class HttpResponse:
         else:
             # No framing: the body ends when the server closes the connection.
             self._keep_alive = False
-            while data := await self._read(reader.read(_READ_SIZE)):
+            while data := await self._read(reader.read(_CHUNK)):
                 yield data
         self._complete = True
 
@@ -216,6 +247,14 @@ class HttpResponse:
             raise RemoteProtocolError("the server closed the connection mid-response") from None
         except asyncio.LimitOverrunError:
             raise RemoteProtocolError("the server sent an over-long line") from None
+
+
+def _content_length(value: str) -> int:
+    """A Content-Length; repeated identical values (``10, 10``) are one, as httpx reads."""
+    values = {part.strip() for part in value.split(",")}
+    if len(values) != 1 or not (number := values.pop()).isascii() or not number.isdigit():
+        raise RemoteProtocolError("the server sent a malformed Content-Length")
+    return int(number)
 
 
 class Http11Client:
@@ -238,6 +277,7 @@ class Http11Client:
         self.timeout = timeout
         self.max_idle = max_idle
         self._prefix = parts.path.rstrip("/") + "/"
+        self._query = f"?{parts.query}" if parts.query else ""  # e.g. ?api-version=...
         default_port = self.port == (443 if self.https else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host
         fields = {
@@ -264,14 +304,12 @@ class Http11Client:
         timeout = self.timeout if timeout is None else timeout
         body = b"" if json is None else _json_bytes(json)
         request = (
-            f"{method} {self._prefix}{path.lstrip('/')} HTTP/1.1\r\n{self._head}"
+            f"{method} {self._prefix}{path.lstrip('/')}{self._query} HTTP/1.1\r\n{self._head}"
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode("latin-1") + body
         connection = await self._acquire(timeout)
         try:
-            connection.writer.write(request)
-            async with asyncio.timeout(timeout):
-                await connection.writer.drain()
+            await self._send(connection.writer, request, timeout)
             response = await self._read_head(connection, timeout)
         except BaseException:
             connection.abort()
@@ -279,18 +317,14 @@ class Http11Client:
         try:
             yield response
         finally:
-            self._release(connection, response.reusable)
+            self._release(connection, response)
 
     async def aclose(self) -> None:
         """Close the idle connections; connections still in use close when released."""
         self._closed = True
         idle, self._idle = list(self._idle), deque()
-        for connection in idle:
-            connection.writer.close()
         if idle:
-            await asyncio.wait(
-                [asyncio.ensure_future(c.writer.wait_closed()) for c in idle], timeout=1.0
-            )
+            await asyncio.wait([connection.abort() for connection in idle], timeout=1.0)
 
     async def _acquire(self, timeout: float) -> _Connection:
         """The newest idle connection still usable, else a new one."""
@@ -300,21 +334,42 @@ class Http11Client:
             if connection.usable(now):
                 return connection
             connection.abort()
-        ssl = _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        ssl = (
+            _tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+            if self.https
+            else None
+        )
         async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(
                 self.host,
                 self.port,
-                ssl=ssl if self.https else None,
+                ssl=ssl,
                 server_hostname=self.host if self.https else None,
                 limit=_MAX_LINE,
+                # A host whose first address drops packets (broken IPv6) must not cost
+                # the whole timeout: try the next address after 250 ms, as httpx does.
+                happy_eyeballs_delay=0.25,
+                interleave=1,
             )
         return _Connection(reader, writer)
 
-    def _release(self, connection: _Connection, reusable: bool) -> None:
+    @staticmethod
+    async def _send(writer: asyncio.StreamWriter, request: bytes, timeout: float) -> None:
+        """Write the request; the timeout applies to each piece, so a large upload on a
+        slow link fails only when it stops moving."""
+        for start in range(0, len(request), _CHUNK):
+            writer.write(request[start : start + _CHUNK])
+            async with asyncio.timeout(timeout):
+                await writer.drain()
+
+    def _release(self, connection: _Connection, response: HttpResponse) -> None:
         """Back to the pool when the response ended cleanly, otherwise closed."""
-        if reusable and not self._closed and len(self._idle) < self.max_idle:
+        if response.reusable and not self._closed and len(self._idle) < self.max_idle:
             connection.idle_since = time.monotonic()
+            # Honour a shorter ``Keep-Alive: timeout=N`` of the server, with a margin.
+            hint = _KEEP_ALIVE_TIMEOUT.search(response.headers.get("keep-alive", ""))
+            if hint:
+                connection.expiry = min(KEEPALIVE_EXPIRY, max(0.0, int(hint.group(1)) - 1.0))
             self._idle.append(connection)
         else:
             connection.abort()
@@ -322,26 +377,23 @@ class Http11Client:
     async def _read_head(self, connection: _Connection, timeout: float) -> HttpResponse:
         """Read the status line and headers, skipping informational (1xx) answers."""
         while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    head = await connection.reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError as exc:
-                what = "mid-headers" if exc.partial else "without a response"
-                raise RemoteProtocolError(f"the server closed the connection {what}") from None
-            except asyncio.LimitOverrunError:
-                raise RemoteProtocolError("the server sent over-long headers") from None
-            status_line, *lines = head[:-4].decode("latin-1").split("\r\n")
+            lines = await self._head_lines(connection.reader, timeout)
+            status_line = lines[0]
             version, _, rest = status_line.partition(" ")
             code = rest[:3]
-            if not version.startswith("HTTP/1.") or not code.isdigit():
+            if not version.startswith("HTTP/1.") or not (code.isascii() and code.isdigit()):
                 raise RemoteProtocolError(f"not an HTTP/1.1 response: {status_line[:60]!r}")
             status = int(code)
             if 100 <= status < 200:
                 continue
             headers: dict[str, str] = {}
-            for line in lines:
+            name = ""
+            for line in lines[1:]:
+                if line[:1] in (" ", "\t") and name:  # an obsolete folded continuation
+                    headers[name] = f"{headers[name]} {line.strip()}"
+                    continue
                 name, colon, value = line.partition(":")
-                if not colon:
+                if not colon or not name.strip():
                     raise RemoteProtocolError(f"a malformed header line: {line[:60]!r}")
                 name, value = name.strip().lower(), value.strip()
                 headers[name] = f"{headers[name]}, {value}" if name in headers else value
@@ -356,6 +408,26 @@ class Http11Client:
                 no_body=status in _NO_BODY,
                 timeout=timeout,
             )
+
+    @staticmethod
+    async def _head_lines(reader: asyncio.StreamReader, timeout: float) -> list[str]:
+        """The status line and header lines, ending with \\r\\n or a bare \\n."""
+        lines: list[str] = []
+        try:
+            async with asyncio.timeout(timeout):
+                while len(lines) <= _MAX_HEADERS:
+                    line = await reader.readuntil(b"\n")
+                    if line in (b"\r\n", b"\n"):
+                        if lines:
+                            return lines
+                        continue  # a stray blank line before the status line
+                    lines.append(line.rstrip(b"\r\n").decode("latin-1"))
+        except asyncio.IncompleteReadError as exc:
+            what = "mid-headers" if lines or exc.partial else "without a response"
+            raise RemoteProtocolError(f"the server closed the connection {what}") from None
+        except asyncio.LimitOverrunError:
+            raise RemoteProtocolError("the server sent over-long headers") from None
+        raise RemoteProtocolError("the server sent over-long headers")
 
 
 def _json_bytes(payload: Any) -> bytes:

@@ -4,12 +4,12 @@ Three transports speak the same chat-completions protocol and share assembly, re
 error mapping and usage accounting:
 
 - ``http`` (the default): a streaming POST over our pooled HTTP/1.1 client
-  (``models/http11.py``), parsing the server-sent events itself. It costs ~0.1 ms of CPU a
-  call and imports nothing heavy, which is what keeps a latency-bound eval near its ideal
-  time. When the environment names a proxy for the server, it goes through ``httpx``.
-- ``httpx``: the same over pooled ``httpx2`` clients (proxies, HTTP/2-free but general).
+  (``models/http11.py``), parsing the server-sent events itself. A call costs ~0.2 ms of
+  CPU and nothing heavy is imported, which keeps a latency-bound eval near its ideal time.
+  When a proxy is configured for the server, it goes through ``httpx`` instead.
+- ``httpx``: the same over pooled ``httpx2`` clients (~0.6 ms of CPU a call).
 - ``sdk``: the official ``openai`` SDK (``transport: sdk`` on a connector), for servers
-  that need what the SDK adds; it costs 0.4 s to import and ~2 ms of CPU a call more.
+  that need what the SDK adds; it costs 0.4 s to import and ~1.4 ms of CPU a call.
 
 One client per model instance (and event loop) is reused so connections stay alive; the
 SDK's own retries are off because ``retry_stream`` does them. Nothing is imported until the

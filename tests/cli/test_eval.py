@@ -327,3 +327,19 @@ def test_a_case_hook_typo_is_found_before_anything_runs(project):
     assert not list(project.glob("output-*.jsonl"))
     cases.write_text(cases.read_text().replace("Aftr", "After"))
     assert invoke("probe", "@hooks.jsonl").exit_code == 0  # a skipped case's hook is not loaded
+
+
+def test_the_run_freezes_what_is_loaded_and_thaws_it_after(project):
+    """Start-up objects and case summaries are frozen for the collector during the run
+    (W3 stays linear in N) and thawed after it, so in-process callers leak nothing."""
+    import gc
+
+    (project / "assistants/probe/src/gc_test.py").write_text(
+        "import gc, pathlib\n\n\ndef Before(ctx, case):\n"
+        "    pathlib.Path('frozen.txt').write_text(str(gc.get_freeze_count()))\n"
+    )
+    write_cases(project / "gc.jsonl", [{"id": "a", "input": "hello", "before": "gc_test.Before"}])
+    assert gc.get_freeze_count() == 0
+    assert invoke("probe", "@gc.jsonl", "-o", "r.jsonl").exit_code == 0
+    assert int((project / "frozen.txt").read_text()) > 1000
+    assert gc.get_freeze_count() == 0

@@ -152,8 +152,15 @@ async def test_connection_close_and_http_1_0_are_not_reused():
         (b"HTTP/1.1 200 OK\r\n\r\nall\nof it", ["all", "of it"]),
         # a UTF-8 character and U+2028 inside a line stay whole
         ("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nd:é\u2028z".encode(), ["d:é\u2028z"]),
+        # a head with bare \n line breaks, a folded header, a repeated Content-Length
+        (
+            b"HTTP/1.1 200 OK\nX-Long: a\n  b\nContent-Length: 2\nContent-Length: 2\n\nhi",
+            ["hi"],
+        ),
+        # bare \n inside chunked framing too
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nhi\n0\n\n", ["hi"]),
     ],
-    ids=["length", "chunked", "cr-and-1xx", "to-close", "unicode"],
+    ids=["length", "chunked", "cr-and-1xx", "to-close", "unicode", "lf-head", "lf-chunks"],
 )
 async def test_body_framings_and_line_breaks(answer, lines):
     async with RawServer(answer) as server:
@@ -162,10 +169,19 @@ async def test_body_framings_and_line_breaks(answer, lines):
         await client.aclose()
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
-async def test_compressed_bodies_are_decoded(encoding):
+def raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "pack"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", raw_deflate)],
+    ids=["gzip", "deflate", "raw-deflate"],
+)
+async def test_compressed_bodies_are_decoded(encoding, pack):
     data = b'data: {"a": 1}\n\n' * 50
-    packed = gzip.compress(data) if encoding == "gzip" else zlib.compress(data)
+    packed = pack(data)
     answer = (
         f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nContent-Length: {len(packed)}\r\n\r\n"
     ).encode() + packed
@@ -219,12 +235,54 @@ async def test_an_idle_connection_closed_by_the_server_is_not_reused():
     assert server.connections == 2
 
 
-async def test_an_expired_idle_connection_is_replaced(monkeypatch):
-    async with RawServer(OK_SSE, OK_SSE) as server:
+async def test_an_expired_idle_connection_is_replaced():
+    async with RawServer(OK_SSE, OK_SSE, OK_SSE) as server:
         client = client_for(server.url)
         await lines_of(client)
-        monkeypatch.setattr(http11, "KEEPALIVE_EXPIRY", -1.0)
+        client._idle[0].idle_since -= http11.KEEPALIVE_EXPIRY - 0.5  # still fresh
         await lines_of(client)
+        client._idle[0].idle_since -= http11.KEEPALIVE_EXPIRY + 0.5  # now too old
+        await lines_of(client)
+        await client.aclose()
+    assert server.connections == 2
+    assert http11.KEEPALIVE_EXPIRY < 5  # under uvicorn's (vLLM's) 5 s keep-alive
+
+
+async def test_a_shorter_keep_alive_timeout_of_the_server_is_honoured():
+    short = b"HTTP/1.1 200 OK\r\nKeep-Alive: timeout=2, max=100\r\nContent-Length: 2\r\n\r\nok"
+    async with RawServer(short, OK_SSE) as server:
+        client = client_for(server.url)
+        assert await lines_of(client) == ["ok"]
+        assert client._idle[0].expiry == 1.0  # the server's 2 s, less a second of margin
+        client._idle[0].idle_since -= 1.5
+        await lines_of(client)
+        await client.aclose()
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+        b"overflow",  # more body than the Content-Length said
+    ],
+    ids=["408", "overflow"],
+)
+async def test_bytes_that_arrive_while_idle_retire_the_connection(extra):
+    async def answer_then_extra(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        await asyncio.sleep(0.02)
+        writer.write(extra)  # without closing: only the unread bytes tell
+        await writer.drain()
+        await asyncio.sleep(0.5)
+        return False
+
+    async with RawServer(answer_then_extra, OK_SSE) as server:
+        client = client_for(server.url)
+        assert await lines_of(client) == ["ok"]
+        await asyncio.sleep(0.1)
+        assert await lines_of(client) == ["data: one", "", "data: two", ""]
         await client.aclose()
     assert server.connections == 2
 
@@ -242,6 +300,14 @@ async def test_an_expired_idle_connection_is_replaced(monkeypatch):
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", "mid-response"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", "malformed Content-Length"),
         (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000, "over-long headers"),
+        ("HTTP/1.1 2\u00b20 OK\r\n\r\n".encode(), "not an HTTP/1.1 response"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\n", "malformed chunk size"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1_0\r\n", "malformed chunk size"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\nabcd", "malformed Content-Length"),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope",
+            "corrupt compressed body",
+        ),
     ],
 )
 async def test_broken_servers_raise_remote_protocol_errors(answer, message):
@@ -310,6 +376,26 @@ def test_header_values_with_line_breaks_are_refused_without_quoting_them():
 def test_non_http_urls_are_refused(url):
     with pytest.raises(ValueError, match="not an http"):
         client_for(url)
+
+
+async def test_the_query_of_the_base_url_is_kept():
+    async with RawServer(OK_SSE) as server:
+        client = client_for(server.url.rstrip("/") + "?api-version=2024-10-21")
+        await lines_of(client)
+        await client.aclose()
+    assert server.requests[0].startswith(
+        b"POST /v1/chat/completions?api-version=2024-10-21 HTTP/1.1\r\n"
+    )
+
+
+async def test_a_large_request_goes_out_in_pieces():
+    async with RawServer(OK_SSE) as server:
+        client = client_for(server.url)
+        async with client.stream("POST", "chat/completions", json={"q": "x" * 500_000}) as r:
+            assert r.status_code == 200
+            await r.aread()
+        await client.aclose()
+    assert len(server.requests[0]) > 500_000
 
 
 def test_host_header_for_default_ports_and_ipv6():
@@ -430,3 +516,50 @@ async def test_connections_broken_mid_response_leave_no_unretrieved_exceptions(m
     finally:
         loop.set_exception_handler(None)
     assert [c["message"] for c in reported] == []
+
+
+async def test_closing_after_an_idle_connection_was_reset_reports_nothing():
+    import socket
+    import struct
+
+    async def answer_then_reset(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # a load balancer's RST while the client holds it idle
+        return False
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict] = []
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        async with RawServer(answer_then_reset) as server:
+            client = client_for(server.url)
+            assert await lines_of(client) == ["ok"]
+            await asyncio.sleep(0.2)
+            await client.aclose()
+        await asyncio.sleep(0.05)
+        import gc
+
+        gc.collect()
+        await asyncio.sleep(0.05)
+    finally:
+        loop.set_exception_handler(None)
+    assert [c["message"] for c in reported] == []
+
+
+def test_system_proxy_settings_count_on_macos_and_windows(monkeypatch):
+    import urllib.request
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"https": "http://proxy:3128"})
+    monkeypatch.setattr(urllib.request, "proxy_bypass", lambda host: host == "intranet")
+    monkeypatch.setattr(http11.sys, "platform", "darwin")
+    assert proxy_applies("https://api.openai.com/v1")
+    assert not proxy_applies("https://intranet/v1")
+    monkeypatch.setattr(http11.sys, "platform", "linux")  # Linux: the environment only
+    assert not proxy_applies("https://api.openai.com/v1")
