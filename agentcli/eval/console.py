@@ -66,7 +66,9 @@ class ConsoleView:
     ) -> None:
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.verbose = verbose
-        self.show_progress = self.console.is_terminal if progress is None else progress
+        # Interactive, not merely a terminal: a dumb terminal or TTY_INTERACTIVE=0 (rich's
+        # switch) gets the result lines without a live bar.
+        self.show_progress = self.console.is_interactive if progress is None else progress
         self._progress: Any = None
         self._task: Any = None
         self._pending: list[Text] = []  # lines held while a progress bar is live

@@ -6,6 +6,7 @@ import io
 import json
 import re
 
+import pytest
 from rich.console import Console
 
 from agentcli.eval.console import ConsoleView, JsonEvents, format_duration, preview
@@ -213,3 +214,16 @@ def test_verbose_shows_model_retries():
     result = CaseResult(id="r", status="passed", duration_ms=3, trace=Trace(retries=retries))
     view.on_event(RunEvent("test_result", case=case, result=result))
     assert "  │ retried a model call after rate_limit (attempt 1, waited 0.5s)" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("environ", "bar"),
+    [
+        ({"TERM": "xterm-256color"}, True),
+        ({"TERM": "xterm-256color", "TTY_INTERACTIVE": "0"}, False),  # rich's own switch
+        ({"TERM": "dumb"}, False),
+    ],
+)
+def test_the_live_bar_is_for_interactive_terminals_only(environ, bar):
+    console = Console(file=io.StringIO(), width=80, force_terminal=True, _environ=environ)
+    assert ConsoleView(console).show_progress is bar
