@@ -79,7 +79,7 @@ def main() -> None:
             "pipe (plain lines)": (run_into_pipe, {}),
         }
         walls: dict[str, list[float]] = {name: [] for name in modes}
-        for name, (runner, extra) in modes.items():
+        for runner, extra in modes.values():
             runner(argv, folder, {**base, **extra})  # warm-up
         for _ in range(args.runs):  # interleaved, so drift hits every mode alike
             for name, (runner, extra) in modes.items():

@@ -108,9 +108,24 @@ class Context:
         self._ids = {kind: itertools.count(1) for kind in "MBT"}
         self._lock = threading.Lock()
         self.bridge = _Bridge(asyncio.get_running_loop())
-        self.agent = AgentCalls(self)
-        self.llm = LlmCalls(self)
-        self.mcp = McpCalls(self)
+
+    # The call helpers are made on access, not kept: kept, each would point back at this
+    # ctx, and every request's objects would form cycles only the collector frees.
+
+    @property
+    def agent(self) -> AgentCalls:
+        """``ctx.agent``: call other assistants."""
+        return AgentCalls(self)
+
+    @property
+    def llm(self) -> LlmCalls:
+        """``ctx.llm``: call a connector directly."""
+        return LlmCalls(self)
+
+    @property
+    def mcp(self) -> McpCalls:
+        """``ctx.mcp``: the package's MCP tools."""
+        return McpCalls(self)
 
     def __repr__(self) -> str:
         return f"Context(assistant={self.assistant_id!r}, chat={self.chat_id!r})"

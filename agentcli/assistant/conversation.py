@@ -13,6 +13,7 @@ messages and the delegate's answer.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.context import Context
@@ -133,6 +134,10 @@ class Conversation:
             return await self._send(ctx, new_messages)
         finally:
             ctx.close()
+            if self.agent is not None and self.agent.services is ctx:
+                # The request is over; kept, the ctx would tie conversation -> agent -> ctx
+                # -> conversation into a cycle that only the collector frees.
+                self.agent.services = None
             self._task = None
             self._replacement = None
 
@@ -326,7 +331,14 @@ class PackagePlugin:
     enforce = "pre"
 
     def __init__(self, conversation: Conversation) -> None:
-        self.conversation = conversation
+        # Weak: the conversation owns the agent that owns this plugin.
+        self._conversation = weakref.ref(conversation)
+
+    @property
+    def conversation(self) -> Conversation:
+        conversation = self._conversation()
+        assert conversation is not None, "the plugin outlived its conversation"
+        return conversation
 
     def prepare_step(self, step: Step) -> Step:
         """Prompts first; Create's replacement messages instead of what they replace."""

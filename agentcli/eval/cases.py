@@ -564,22 +564,26 @@ def _dependency_cycle(checkpoints: list[Checkpoint]) -> list[str] | None:
     """One ``after`` cycle (as a path of ids) if the checkpoints have one."""
     graph = {c.id: [d for d in c.after if d != c.id] for c in checkpoints}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-
-    def visit(node: str, path: list[str]) -> list[str] | None:
-        state[node] = 1
-        for dep in graph.get(node, []):
-            if state.get(dep) == 1:
-                return [*path[path.index(dep) :], dep]
-            if dep in graph and dep not in state:
-                cycle = visit(dep, [*path, dep])
-                if cycle:
-                    return cycle
-        state[node] = 2
-        return None
-
     for node in graph:
         if node not in state:
-            cycle = visit(node, [node])
+            cycle = _visit(graph, state, node, [node])
             if cycle:
                 return cycle
+    return None
+
+
+def _visit(
+    graph: dict[str, list[str]], state: dict[str, int], node: str, path: list[str]
+) -> list[str] | None:
+    """Depth-first from ``node``; the cycle found, if any. (Not a closure: a recursive
+    closure is a reference cycle, and this runs for every case.)"""
+    state[node] = 1
+    for dep in graph.get(node, []):
+        if state.get(dep) == 1:
+            return [*path[path.index(dep) :], dep]
+        if dep in graph and dep not in state:
+            cycle = _visit(graph, state, dep, [*path, dep])
+            if cycle:
+                return cycle
+    state[node] = 2
     return None

@@ -14,6 +14,7 @@ Turns themselves live in ``turns.py``; the model context pipeline in ``context.p
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
@@ -103,7 +104,8 @@ class Agent:
         self.active_tools = list(active_tools) if active_tools is not None else None
         self.channel = Channel()
         self._plugins = PluginSet(plugins)
-        self._state = AgentState(initial_state, self._record_state)
+        record = weakref.WeakMethod(self._record_state)  # no agent <-> state cycle
+        self._state = AgentState(initial_state, lambda value: record()(value))  # type: ignore[misc]
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._inbox: deque[PendingTurn] = deque()

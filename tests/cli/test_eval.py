@@ -343,3 +343,27 @@ def test_the_run_freezes_what_is_loaded_and_thaws_it_after(project):
     assert invoke("probe", "@gc.jsonl", "-o", "r.jsonl").exit_code == 0
     assert int((project / "frozen.txt").read_text()) > 1000
     assert gc.get_freeze_count() == 0
+
+
+def test_finished_cases_are_freed_at_once_not_left_for_the_collector(project):
+    """Per-case objects (conversation, agent, ctx, turns) hold no reference cycles, so each
+    is freed when its case ends: garbage found by the collector does not grow with N."""
+    import gc
+
+    def cyclic_garbage_of(count: int) -> int:
+        write_cases(
+            project / f"n{count}.jsonl",
+            [{"id": f"c{i}", "input": f"add {i} 1"} for i in range(count)],
+        )
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            assert invoke("probe", f"@n{count}.jsonl", "-o", f"n{count}.out.jsonl").exit_code == 0
+            gc.collect()
+            return len(gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+
+    few, many = cyclic_garbage_of(2), cyclic_garbage_of(42)
+    assert many - few < 40, (few, many)  # a cycle per case would add 40 x its size
