@@ -11,15 +11,58 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from cases import echo_cases, echo_package
 from common import ROOT, agent_command, print_table, run_once, save
 
 sys.path.insert(0, str(ROOT))
 from fixtures.openai_server import OpenAIServer
+
+# The same requests from the barest client: asyncio streams, no agentcli. Its time is the
+# floor this machine and the test server allow (the server adds ~1 ms a request).
+FLOOR_CLIENT = """
+import asyncio, json, sys, time
+host, port, path, count, parallel = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+
+def request(index):
+    body = json.dumps({"model": "echo", "stream": True, "messages": [
+        {"role": "user", "content": f"case {index}: say hello"}]}).encode()
+    head = f"POST {path} HTTP/1.1\\r\\nHost: {host}\\r\\nContent-Type: application/json\\r\\n"
+    return (head + f"Content-Length: {len(body)}\\r\\n\\r\\n").encode() + body
+
+async def worker(jobs):
+    reader, writer = await asyncio.open_connection(host, port)
+    for index in jobs:
+        writer.write(request(index))
+        await reader.readuntil(b"\\r\\n\\r\\n")
+        while True:  # chunked body to its last chunk
+            size = int(await reader.readuntil(b"\\r\\n"), 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    writer.close()
+
+async def main():
+    jobs = iter(range(count))
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(jobs) for _ in range(parallel)))
+    print(time.perf_counter() - started)
+
+asyncio.run(main())
+"""
+
+
+def floor_seconds(base_url: str, cases: int, parallel: int) -> float:
+    """Seconds the bare client takes for the same requests (in its own process)."""
+    parts = urlsplit(base_url)
+    argv = [sys.executable, "-c", FLOOR_CLIENT, parts.hostname or "", str(parts.port)]
+    argv += [parts.path.rstrip("/") + "/chat/completions", str(cases), str(parallel)]
+    return float(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
 
 
 def main() -> None:
@@ -81,6 +124,19 @@ def main() -> None:
                 "run_s": round(statistics.median(inner), 3),
                 "run_ratio": round(statistics.median(inner) / ideal, 2),
                 "peak_rss_mib": round(max(rss), 1),
+            }
+        )
+        floor = statistics.median(
+            floor_seconds(server.base_url, args.cases, args.parallel) for _ in range(args.runs)
+        )
+        rows.append(
+            {
+                "model": "(bare asyncio client: the floor)",
+                "cases": args.cases,
+                "parallel": args.parallel,
+                "ideal_s": round(ideal, 3),
+                "run_s": round(floor, 3),
+                "run_ratio": round(floor / ideal, 2),
             }
         )
     print_table(
