@@ -120,15 +120,18 @@ def main() -> None:
                 "parallel": args.parallel,
                 "ideal_s": round(ideal, 3),
                 "wall_s": round(statistics.median(walls), 3),
+                "wall_min_max": f"{min(walls):.2f}-{max(walls):.2f}",
                 "wall_ratio": round(statistics.median(walls) / ideal, 2),
                 "run_s": round(statistics.median(inner), 3),
+                "run_min_max": f"{min(inner):.2f}-{max(inner):.2f}",
                 "run_ratio": round(statistics.median(inner) / ideal, 2),
                 "peak_rss_mib": round(max(rss), 1),
             }
         )
-        floor = statistics.median(
+        floors = [
             floor_seconds(server.base_url, args.cases, args.parallel) for _ in range(args.runs)
-        )
+        ]
+        floor = statistics.median(floors)
         rows.append(
             {
                 "model": "(bare asyncio client: the floor)",
@@ -136,6 +139,7 @@ def main() -> None:
                 "parallel": args.parallel,
                 "ideal_s": round(ideal, 3),
                 "run_s": round(floor, 3),
+                "run_min_max": f"{min(floors):.2f}-{max(floors):.2f}",
                 "run_ratio": round(floor / ideal, 2),
             }
         )
@@ -148,8 +152,10 @@ def main() -> None:
             ("parallel", "parallel"),
             ("ideal_s", "ideal s"),
             ("wall_s", "wall s"),
+            ("wall_min_max", "min-max"),
             ("wall_ratio", "x ideal"),
             ("run_s", "run s"),
+            ("run_min_max", "min-max"),
             ("run_ratio", "run x ideal"),
             ("peak_rss_mib", "peak RSS MiB"),
         ],
