@@ -94,6 +94,50 @@ def parse_server_refs(value: Any, *, source: str) -> list[McpServerRef]:
 def load_src_function(src_dir: Path, ref: str, *, path: Path) -> Callable[..., Any]:
     """Load ``ref`` (``"file.Func"``, ``"dir.file.Func"``) from ``src_dir``; ``path`` is the
     file that named it, for errors. Only files inside ``src_dir`` can be loaded."""
+    file, module, function, shown = _locate_src(src_dir, ref, path)
+    loaded = load_source_module(file, module)
+    target = getattr(loaded, function, None)
+    if not callable(target):
+        raise PackageError(f"{ref!r}: {shown} has no function {function!r}", path=str(path))
+    return target
+
+
+def check_src_function(src_dir: Path, ref: str, *, path: Path) -> None:
+    """Raise ``PackageError`` when ``ref`` names no file, or a file that defines no such
+    top-level name, without importing it: importing may need what a BeforeAll hook sets up,
+    and a module that fails to import is its caller's error at call time."""
+    import ast
+
+    file, _, function, shown = _locate_src(src_dir, ref, path)
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (SyntaxError, ValueError, OSError):
+        return  # reported, with its line, when the hook is called
+    defined: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            defined.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        else:  # names made under if/try/for/with, at any depth (generous on purpose)
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    defined.add(inner.id)
+                elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    defined.add(inner.name)
+                elif isinstance(inner, ast.Import | ast.ImportFrom):
+                    defined.update(
+                        (alias.asname or alias.name).split(".")[0] for alias in inner.names
+                    )
+    if function not in defined and "*" not in defined:
+        raise PackageError(f"{ref!r}: {shown} has no function {function!r}", path=str(path))
+
+
+def _locate_src(src_dir: Path, ref: str, path: Path) -> tuple[Path, str, str, str]:
+    """The file, module name, function name and shown path behind ``ref``."""
     module, _, function = ref.rpartition(".")
     parts = module.split(".")
     if not module or not function.isidentifier() or not all(_SEGMENT.fullmatch(p) for p in parts):
@@ -107,18 +151,10 @@ def load_src_function(src_dir: Path, ref: str, *, path: Path) -> Callable[..., A
     resolved = file.resolve()
     if not resolved.is_relative_to(src):
         raise PackageError(f"{ref!r} points outside the package's src/ folder", path=str(path))
+    shown = f"src/{file.relative_to(src).as_posix()}"
     if not resolved.is_file():
-        raise PackageError(
-            f"{ref!r}: module file src/{file.relative_to(src).as_posix()} not found", path=str(path)
-        )
-    loaded = load_source_module(resolved, module)
-    target = getattr(loaded, function, None)
-    if not callable(target):
-        raise PackageError(
-            f"{ref!r}: src/{file.relative_to(src).as_posix()} has no function {function!r}",
-            path=str(path),
-        )
-    return target
+        raise PackageError(f"{ref!r}: module file {shown} not found", path=str(path))
+    return resolved, module, function, shown
 
 
 class ToolBox:

@@ -12,7 +12,7 @@ from typing import Any
 from agentcli.assistant.hooks import call_user_function
 from agentcli.assistant.package import AssistantPackage
 from agentcli.assistant.session import AssistantRegistry, RequestOptions
-from agentcli.assistant.tools import load_src_function
+from agentcli.assistant.tools import check_src_function, load_src_function
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.matching import extract_json
 
@@ -61,6 +61,11 @@ class HookRunner:
         ``src/`` lead are tolerated)."""
         cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
         return load_src_function(self._src, cleaned, path=self.package.file)
+
+    def check(self, ref: str) -> None:
+        """Raise ``PackageError`` when ``ref`` names no file or function, without importing."""
+        cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
+        check_src_function(self._src, cleaned, path=self.package.file)
 
     async def call(self, ref: str, *args: Any) -> Any:
         """Call the hook; whatever it raises becomes a ``HookError`` naming it."""

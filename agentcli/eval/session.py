@@ -335,8 +335,8 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
 def _resolve_hooks(
     package: Any, config: EvalConfig, cases: list[CaseInfo], source: str | None
 ) -> None:
-    """Load every hook the run names: a typo is bad input, found before anything runs
-    rather than as an error in each case that names it."""
+    """Find every hook the run names: a typo (no such file or function) is bad input, found
+    before anything runs rather than as an error in each case that names it."""
     hooks = HookRunner(package)
     for ref in (config.before_all, config.after_all):
         if ref:
@@ -347,7 +347,7 @@ def _resolve_hooks(
             if ref in checked or case.skip:
                 continue
             try:
-                hooks.resolve(ref)
+                hooks.check(ref)  # not imported here: that may need what BeforeAll sets up
             except PackageError as error:
                 raise PackageError(
                     f"case {case.id}: hook {error.detail}", path=source, hint=error.hint
@@ -503,8 +503,11 @@ async def _run_cases(
     failed_before_all: BeforeAllFailed | None = None
     # Everything loaded so far (modules, the package, every case's summary) lives for the
     # whole run: frozen, the collector's full passes skip it instead of walking it again
-    # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process.
-    gc.freeze()
+    # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
+    # unless the host had frozen objects itself (then we leave its choice alone).
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         outcome = await run_task
         before_all_data = outcome.before_all_data
@@ -515,7 +518,8 @@ async def _run_cases(
     except BeforeAllFailed as error:
         failed_before_all = error
     finally:
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         view.stop_progress()

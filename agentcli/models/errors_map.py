@@ -150,7 +150,8 @@ def map_error(
             "the server's certificate is not trusted",
             _detail(exc),
             retryable=False,
-            hint="set SSL_CERT_FILE to the CA bundle that signed it",
+            hint="check the certificate's name and dates; for a private CA, set SSL_CERT_FILE "
+            "to its bundle",
         )
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         return build(ProviderError, "connection failed", _cause(exc), retryable=True)

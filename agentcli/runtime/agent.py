@@ -105,7 +105,10 @@ class Agent:
         self.channel = Channel()
         self._plugins = PluginSet(plugins)
         record = weakref.WeakMethod(self._record_state)  # no agent <-> state cycle
-        self._state = AgentState(initial_state, lambda value: record()(value))  # type: ignore[misc]
+        # Once the agent is gone there is nothing left to record the change in.
+        self._state = AgentState(
+            initial_state, lambda value: (method := record()) is not None and method(value)
+        )
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._inbox: deque[PendingTurn] = deque()

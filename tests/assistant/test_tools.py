@@ -363,3 +363,34 @@ def test_importing_the_module_imports_no_heavy_library() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("def Hook(ctx):\n    pass\n", True),
+        ("async def Hook(ctx):\n    pass\n", True),
+        ("from helpers import make\nHook = make()\n", True),
+        ("from helpers import Hook\n", True),
+        ("try:\n    from fast import Hook\nexcept ImportError:\n    def Hook(ctx): ...\n", True),
+        ("if True:\n    from fast import Hook\n", True),
+        ("from helpers import *\n", True),  # cannot tell without importing: let it be
+        ("def hook(ctx):\n    pass\n", False),
+        ("def Other(ctx):\n    Hook = 1\n", False),  # a local, not the module's
+        ("x = (\n", True),  # a syntax error is the call's to report, with its line
+    ],
+)
+def test_check_src_function_reads_the_file_without_importing_it(tmp_path, source, found):
+    from agentcli.assistant.tools import check_src_function
+    from agentcli.errors import PackageError
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "hooks.py").write_text("raise SystemExit('imported!')\n" + source)
+    if found:
+        check_src_function(src, "hooks.Hook", path=tmp_path / "package.yao")
+    else:
+        with pytest.raises(PackageError, match=r"src/hooks\.py has no function 'Hook'"):
+            check_src_function(src, "hooks.Hook", path=tmp_path / "package.yao")
+    with pytest.raises(PackageError, match=r"module file src/nope\.py not found"):
+        check_src_function(src, "nope.Hook", path=tmp_path / "package.yao")

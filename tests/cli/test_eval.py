@@ -343,6 +343,13 @@ def test_the_run_freezes_what_is_loaded_and_thaws_it_after(project):
     assert invoke("probe", "@gc.jsonl", "-o", "r.jsonl").exit_code == 0
     assert int((project / "frozen.txt").read_text()) > 1000
     assert gc.get_freeze_count() == 0
+    gc.freeze()  # a host that froze its own objects keeps them frozen
+    try:
+        frozen = gc.get_freeze_count()
+        assert invoke("probe", "@gc.jsonl", "-o", "r2.jsonl").exit_code == 0
+        assert gc.get_freeze_count() > frozen * 0.9  # still frozen (minus what was freed)
+    finally:
+        gc.unfreeze()
 
 
 def test_finished_cases_are_freed_at_once_not_left_for_the_collector(project):
@@ -367,3 +374,26 @@ def test_finished_cases_are_freed_at_once_not_left_for_the_collector(project):
 
     few, many = cyclic_garbage_of(2), cyclic_garbage_of(42)
     assert many - few < 40, (few, many)  # a cycle per case would add 40 x its size
+
+
+def test_case_hooks_are_found_but_not_imported_before_before_all(project):
+    """A hook module may need at import what BeforeAll sets up; one that fails to import is
+    its case's error, with the file and line, not the run's."""
+    src = project / "assistants/probe/src"
+    (src / "setup_test.py").write_text(
+        "import os\n\n\ndef BeforeAll(ctx, cases):\n    os.environ['PROBE_TOKEN'] = 't'\n"
+    )
+    (src / "needs_test.py").write_text(
+        "import os\n\nTOKEN = os.environ['PROBE_TOKEN']\n\n\ndef Before(ctx, case):\n"
+        "    return TOKEN\n"
+    )
+    (src / "broken_test.py").write_text("def Before(ctx, case):\n    x = (\n")
+    write_cases(project / "env.jsonl", [{"id": "a", "input": "hi", "before": "needs_test.Before"}])
+    ran = invoke("probe", "@env.jsonl", "--before-all", "setup_test.BeforeAll", "-o", "e.jsonl")
+    assert ran.exit_code == 0, ran.output
+    write_cases(project / "bad.jsonl", [{"id": "b", "input": "hi", "before": "broken_test.Before"}])
+    broken = invoke("probe", "@bad.jsonl", "-o", "b.jsonl")
+    assert broken.exit_code == 1
+    (result,) = [r for r in read_results(project / "b.jsonl").results]
+    assert result["status"] == "error"
+    assert "broken_test.py:2" in result["error"] and "was never closed" in result["error"]

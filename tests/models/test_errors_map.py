@@ -121,7 +121,9 @@ def test_untrusted_certificates_are_final_with_a_hint():
 
     error = mapped(ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] self-signed"))
     assert type(error) is ProviderError and not error.retryable
-    assert error.hint == "set SSL_CERT_FILE to the CA bundle that signed it"
+    assert error.hint == (
+        "check the certificate's name and dates; for a private CA, set SSL_CERT_FILE to its bundle"
+    )
     try:
         raise httpx2.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
     except httpx2.ConnectError as exc:

@@ -453,7 +453,9 @@ async def test_tls_with_an_untrusted_certificate_is_a_clear_final_error(
     error = map_error(info.value, provider="openai", model="m")
     assert type(error) is ProviderError and not error.retryable
     assert error.message.startswith("openai model 'm': the server's certificate is not trusted")
-    assert error.hint == "set SSL_CERT_FILE to the CA bundle that signed it"
+    assert error.hint == (
+        "check the certificate's name and dates; for a private CA, set SSL_CERT_FILE to its bundle"
+    )
 
 
 @pytest.mark.parametrize(

@@ -92,3 +92,14 @@ async def test_state_changes_are_published_on_the_state_channel():
     agent.state.update(a=1)
     agent.state.update(b=2)
     assert seen == [{"a": 1}, {"a": 1, "b": 2}]
+
+
+def test_a_state_kept_after_its_agent_is_gone_still_updates():
+    """The state points back at its agent weakly (no cycle); once the agent is gone there is
+    nothing to record the change in, and the state itself still works."""
+    import gc
+
+    state = Agent(ScriptModel([]), initial_state={"visits": 0}).state
+    gc.collect()
+    state.update(visits=1)
+    assert state.get() == {"visits": 1}
