@@ -1,6 +1,6 @@
 """W4 dynamic: N simulator-driven conversations (the coffee order: greeting, drink, size,
-confirmation with an agent-judged checkpoint: 4 turns each, 5 model calls a turn counting
-the simulator and the judge) offline at --parallel 20.
+confirmation with an agent-judged checkpoint: 4 turns each, every turn an assistant call
+and a simulator call, the last one a validator call too) offline at --parallel 20.
 
 Run: .venv/bin/python bench/dynamic.py [--cases 200] [--parallel 20] [--runs 3]
 """
