@@ -1,6 +1,6 @@
 """W4 dynamic: N simulator-driven conversations (the coffee order: greeting, drink, size,
-confirmation with an agent-judged checkpoint: 4 turns each, every turn an assistant call
-and a simulator call, the last one a validator call too) offline at --parallel 20.
+confirmation with an agent-judged checkpoint: 4 turns each, each an assistant call, turns
+2-4 a simulator call before it, the last a validator call too) offline at --parallel 20.
 
 Run: .venv/bin/python bench/dynamic.py [--cases 200] [--parallel 20] [--runs 3]
 """
