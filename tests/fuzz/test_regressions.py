@@ -11,7 +11,7 @@ from rich.console import Console
 from agentcli.errors import CaseFileError, ConfigError, PackageError
 from agentcli.eval.cases import load_cases
 from agentcli.eval.console import ConsoleView
-from agentcli.eval.session import load_context_file
+from agentcli.eval.request import load_context_file
 from agentcli.models.connectors import load_connectors_file
 from agentcli.models.errors_map import map_error
 from agentcli.models.scripted import ScriptedModel
