@@ -249,11 +249,11 @@ def _api_key(
         return key
     if config.api_key is not None or provider not in KEY_VARIABLES:
         return None
-    if api_base and (urlparse(api_base).hostname or "") in _LOOPBACK:
-        return None
     variable = KEY_VARIABLES[provider]
     if env.get(variable):
         return env[variable]
+    if api_base and (urlparse(api_base).hostname or "") in _LOOPBACK:
+        return None  # a local server may need no key; the variable is used when it is set
     raise ConfigError(
         f"{config.where} needs an API key: {variable} is not set",
         hint=f"export {variable}=<your key>, or add `api_key: $ENV.{variable}` to the "
@@ -264,7 +264,7 @@ def _api_key(
 def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
     """Construct the network model of a connector (its client module imported only now)."""
     model = _expand(config.model, "model", config, env)
-    api_base = _expand(config.api_base, "api_base", config, env) or None
+    api_base = _checked_api_base(_expand(config.api_base, "api_base", config, env), config)
     options = _expand(config.options, "options", config, env)
     prefix, slash, bare = model.partition("/")
     provider = prefix if slash else ""
@@ -281,6 +281,14 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
     if "retry" in options:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
     transport = options.pop("transport", None)
+    if transport is not None:
+        from agentcli.models.openai_model import TRANSPORTS
+
+        if transport not in TRANSPORTS:
+            raise ConfigError(
+                f"{config.where}: unknown transport {transport!r}",
+                hint=f"use one of {', '.join(TRANSPORTS)} (or leave it out: http)",
+            )
     kwargs["extra"] = options
     if openai_sdk:
         from agentcli.models.openai_model import OpenAICompatModel
@@ -296,6 +304,27 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
     from agentcli.models.litellm_model import LiteLLMModel
 
     return LiteLLMModel(model, **kwargs)
+
+
+def _checked_api_base(value: str | None, config: ConnectorConfig) -> str | None:
+    """The ``api_base`` trimmed, or a clear error before any call when it is no http(s)
+    URL (``localhost:8000/v1`` without its scheme is the usual slip)."""
+    if not value or not value.strip():
+        return None
+    value = value.strip()
+    parts = urlparse(value)
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        hint = (
+            f"write http://{value}"
+            if "://" not in value
+            else "write it like http://127.0.0.1:8000/v1"
+        )
+        raise ConfigError(f"{config.where}: api_base {value!r} is not an http(s) URL", hint=hint)
+    return value
 
 
 def _retry_policy(value: Any, config: ConnectorConfig) -> Any:

@@ -143,6 +143,13 @@ def map_error(
     ):
         within = f" within {timeout:g}s" if timeout else ""
         return build(ModelTimeout, f"no response{within}", hint="raise the timeout or retry later")
+    if isinstance(exc, ImportError) and "socks" in str(exc).lower():
+        return build(
+            ProviderError,
+            "a SOCKS proxy (from ALL_PROXY or HTTPS_PROXY) needs the socksio package",
+            retryable=False,
+            hint="pip install socksio, or add this host to NO_PROXY",
+        )
     if "SSLCertVerificationError" in names or "CERTIFICATE_VERIFY_FAILED" in _cause(exc):
         # Retrying cannot make a certificate trusted.
         return build(

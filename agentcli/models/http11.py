@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 __all__ = ["Http11Client", "HttpResponse", "RemoteProtocolError", "proxy_applies"]
 
@@ -276,7 +276,8 @@ class Http11Client:
         self.port = parts.port or (443 if self.https else 80)
         self.timeout = timeout
         self.max_idle = max_idle
-        self._prefix = parts.path.rstrip("/") + "/"
+        # Percent-encoded as httpx does: a space or a non-ASCII folder must not break the line.
+        self._prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~") + "/"
         self._query = f"?{parts.query}" if parts.query else ""  # e.g. ?api-version=...
         default_port = self.port == (443 if self.https else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host

@@ -26,8 +26,9 @@ import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from agentcli.errors import AuthenticationError
+from agentcli.errors import AuthenticationError, ProviderError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import HttpStatusError, map_error
 from agentcli.models.http11 import Http11Client, proxy_applies
@@ -74,6 +75,7 @@ class OpenAICompatModel(NetworkModel):
         self._configure(timeout=timeout, retry=retry, extra=extra, on_retry=on_retry)
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.via_proxy = False  # whether the current client goes through a proxy
         self._known_params: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
@@ -100,20 +102,26 @@ class OpenAICompatModel(NetworkModel):
         if self._client is not None and self._client_loop is loop:
             return self._client
         key = self._key()
+        # The path ends in "/" so "chat/completions" joins under it; a query (Azure-style
+        # ?api-version=...) goes on every request, as each client spells it.
+        parts = urlsplit(self.api_base or OPENAI_API_BASE)
+        base_url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", ""))
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        self.via_proxy = False
         if self.transport != "sdk":
             # As many pooled connections as calls may run at once: reopening them between
             # waves of a parallel run costs more than the requests themselves.
             size = self.limiter.ceiling if self.limiter else 16
-            base_url = (self.api_base or OPENAI_API_BASE).rstrip("/") + "/"
-            if self.transport == "http" and not proxy_applies(base_url):
+            self.via_proxy = proxy_applies(base_url)
+            if self.transport == "http" and not self.via_proxy:
                 self._client = Http11Client(
-                    base_url,
+                    base_url + (f"?{parts.query}" if parts.query else ""),
                     headers={"Authorization": f"Bearer {key}"},
                     timeout=self.timeout,
                     max_idle=size,
                 )
             else:
-                self._client = _HttpPool(size, base_url, key, self.timeout)
+                self._client = _HttpPool(size, base_url, key, self.timeout, query)
             self._client_loop = loop
             return self._client
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient
@@ -122,7 +130,8 @@ class OpenAICompatModel(NetworkModel):
         # whatever loop runs then: noise when this client's loop is already gone.
         self._client = AsyncOpenAI(
             api_key=key,
-            base_url=self.api_base,
+            base_url=base_url,
+            default_query=query or None,
             max_retries=0,
             timeout=self.timeout,
             http_client=DefaultAsyncHttpxClient(),
@@ -153,13 +162,19 @@ class OpenAICompatModel(NetworkModel):
                     yield part
             yield ResponseDone(assembler.finish())
         except Exception as exc:
-            raise map_error(
+            error = map_error(
                 exc,
                 provider=self.provider,
                 model=self.name,
                 secrets=[self.api_key, os.environ.get("OPENAI_API_KEY")],
                 timeout=timeout,
-            ) from exc
+            )
+            if self.via_proxy and error.hint is None and "connection failed" in error.message:
+                error.hint = (
+                    "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: "
+                    "check it, or add this host to NO_PROXY"
+                )
+            raise error from exc
 
     async def _http_chunks(
         self, client: Http11Client | _HttpPool, request: dict[str, Any], timeout: float
@@ -172,6 +187,17 @@ class OpenAICompatModel(NetworkModel):
                 raise HttpStatusError.from_body(
                     response.status_code, await response.aread(), response.headers
                 )
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if response.status_code != 200 or kind not in ("text/event-stream", ""):
+                # Not a stream: a server that ignores "stream" answers one JSON completion
+                # (served as it is); anything else means the api_base points elsewhere.
+                body = await response.aread()
+                label = f"{self.provider} model {self.name!r}"
+                for chunk in _unstreamed_chunks(
+                    response.status_code, kind, body, response.headers, label
+                ):
+                    yield chunk
+                return
             # Read to the end of the body even after [DONE]: leaving early would close the
             # connection instead of returning it to the pool.
             async for line in response.aiter_lines():
@@ -199,6 +225,45 @@ class OpenAICompatModel(NetworkModel):
                 yield chunk
 
 
+def _unstreamed_chunks(
+    status: int, kind: str, body: bytes, headers: Any, label: str
+) -> list[dict[str, Any]]:
+    """The chunks of an answer that did not come as ``text/event-stream``: server-sent
+    events under another content type, or a whole chat completion as one chunk. Anything
+    else is an error that says what came back."""
+    if status == 200 and body.lstrip().startswith(b"data:"):
+        lines = body.decode("utf-8", "replace").splitlines()
+        payloads = [line[5:].strip() for line in lines if line.startswith("data:")]
+        return [json.loads(data) for data in payloads if data and data != "[DONE]"]
+    if status == 200 and kind.endswith("json"):
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            payload = None
+        choices = payload.get("choices") if isinstance(payload, dict) else None
+        if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+            raise HttpStatusError.from_payload(500, payload, headers)
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            first = choices[0]
+            message = first.get("message") if isinstance(first.get("message"), dict) else {}
+            tool_calls = [
+                {**call, "index": index}
+                for index, call in enumerate(message.get("tool_calls") or [])
+                if isinstance(call, dict)
+            ]
+            delta = {**message, "tool_calls": tool_calls} if tool_calls else dict(message)
+            finish = first.get("finish_reason") or "stop"
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return [{"choices": [choice], "usage": payload.get("usage")}]
+    location = headers.get("location")
+    what = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" to {location}" if location else "")
+    raise ProviderError(
+        f"{label}: the server answered {what}, not a chat-completions stream",
+        retryable=False,
+        hint="check the api_base: it should be the API root, usually ending in /v1",
+    )
+
+
 class _HttpPool:
     """Several small ``httpx2`` clients used in turn. httpcore checks every connection of a
     pool on each request, so one pool of 50 connections costs ~0.5 ms of CPU a call where
@@ -206,7 +271,9 @@ class _HttpPool:
 
     PER_CLIENT = 10
 
-    def __init__(self, size: int, base_url: str, key: str, timeout: float) -> None:
+    def __init__(
+        self, size: int, base_url: str, key: str, timeout: float, query: dict[str, str]
+    ) -> None:
         import httpx2 as httpx
 
         count = max(1, math.ceil(size / self.PER_CLIENT))
@@ -218,6 +285,7 @@ class _HttpPool:
             httpx.AsyncClient(
                 base_url=base_url,
                 headers={"Authorization": f"Bearer {key}"},
+                params=query,
                 limits=limits,
                 timeout=timeout,
                 verify=tls,

@@ -274,6 +274,42 @@ def test_loopback_server_needs_no_key(project):
     assert isinstance(model, OpenAICompatModel) and model.name == "qwen3"
 
 
+def test_loopback_server_gets_the_key_variable_when_it_is_set(project):
+    """A local vLLM or LiteLLM proxy started with --api-key: the usual variable is used
+    (as the openai SDK does), only not required."""
+    write(
+        project["cwd"] / "connectors.yml", "l: {model: qwen3, api_base: 'http://localhost:9/v1'}\n"
+    )
+    model = resolve("l", project, env={"OPENAI_API_KEY": "sk-local-123456"})
+    assert model.api_key == "sk-local-123456"
+
+
+@pytest.mark.parametrize(
+    ("api_base", "hint"),
+    [
+        ("localhost:8000/v1", "write http://localhost:8000/v1"),
+        ("ftp://127.0.0.1/v1", "write it like http://127.0.0.1:8000/v1"),
+        ("http://127.0.0.1:99999/v1", "write it like http://127.0.0.1:8000/v1"),
+        ("http:///v1", "write it like http://127.0.0.1:8000/v1"),
+    ],
+)
+def test_an_api_base_that_is_no_http_url_is_bad_input_before_any_call(project, api_base, hint):
+    write(project["cwd"] / "connectors.yml", f"x: {{model: qwen3, api_base: '{api_base}'}}\n")
+    with pytest.raises(ConfigError) as info:
+        resolve("x", project, env={})
+    assert info.value.message.endswith(f"api_base {api_base!r} is not an http(s) URL")
+    assert "connectors.yml:1" in info.value.message
+    assert info.value.hint == hint
+
+
+def test_an_api_base_is_trimmed(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        "x: {model: qwen3, api_base: ' http://127.0.0.1:9/v1 '}\n",
+    )
+    assert resolve("x", project, env={}).api_base == "http://127.0.0.1:9/v1"
+
+
 def test_remote_api_base_without_key_names_the_variable(project):
     write(
         project["cwd"] / "connectors.yml", "r: {model: qwen3, api_base: 'https://x.example/v1'}\n"
@@ -497,3 +533,10 @@ def test_transport_option_selects_the_openai_client(tmp_path):
     assert resolve_connector("sdk", cwd=tmp_path).transport == "sdk"
     with pytest.raises(ConfigError, match="transport applies to OpenAI-compatible connectors only"):
         resolve_connector("bad", cwd=tmp_path)
+    (tmp_path / "connectors.yml").write_text(
+        "h2: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', transport: http2}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        resolve_connector("h2", cwd=tmp_path)
+    assert info.value.message.endswith("connectors.yml:1): unknown transport 'http2'")
+    assert info.value.hint == "use one of http, httpx, sdk (or leave it out: http)"

@@ -198,3 +198,17 @@ def test_missing_key_is_an_authentication_error():
     assert not error.retryable
     sdk = mapped(openai.OpenAIError("The api_key client option must be set either by ..."))
     assert type(sdk) is AuthenticationError
+
+
+def test_a_socks_proxy_without_socksio_says_what_to_install():
+    exc = ImportError(
+        "Using SOCKS proxy, but the 'socksio' package is not installed. Make sure to install "
+        "httpx using `pip install httpx[socks]`."
+    )
+    error = mapped(exc)
+    assert type(error) is ProviderError and not error.retryable
+    assert error.message == (
+        "openai model 'gpt-x': a SOCKS proxy (from ALL_PROXY or HTTPS_PROXY) needs the "
+        "socksio package"
+    )
+    assert error.hint == "pip install socksio, or add this host to NO_PROXY"

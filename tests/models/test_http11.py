@@ -7,7 +7,6 @@ import asyncio
 import gzip
 import ssl
 import zlib
-from collections.abc import Callable
 
 import pytest
 
@@ -15,6 +14,7 @@ from agentcli.errors import ProviderError
 from agentcli.models import http11
 from agentcli.models.errors_map import map_error
 from agentcli.models.http11 import Http11Client, RemoteProtocolError, proxy_applies
+from tests.models.rawserver import RawServer
 
 OK_SSE = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -22,50 +22,6 @@ OK_SSE = (
     b"b\r\ndata: two\n\n\r\n"
     b"0\r\n\r\n"
 )
-
-
-class RawServer:
-    """Answers each request with the next scripted byte string (or callable) and counts
-    connections; ``requests`` keeps the raw request bytes."""
-
-    def __init__(self, *answers: bytes | Callable) -> None:
-        self.answers = list(answers)
-        self.connections = 0
-        self.requests: list[bytes] = []
-        self.server: asyncio.Server | None = None
-        self.port = 0
-
-    async def __aenter__(self) -> RawServer:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/"
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while self.answers:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0])
-                self.requests.append(head + await reader.readexactly(length))
-                answer = self.answers.pop(0)
-                if callable(answer):
-                    if not await answer(writer):
-                        return
-                else:
-                    writer.write(answer)
-                    await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
-        finally:
-            writer.close()
 
 
 def client_for(url: str, **options) -> Http11Client:

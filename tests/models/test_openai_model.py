@@ -241,3 +241,107 @@ async def test_which_http_client_serves_a_transport(monkeypatch, transport, prox
     )
     assert type(model._client_for_loop()).__name__ == client
     await model.aclose()
+
+
+@pytest.mark.parametrize("transport", ["http", "httpx", "sdk"])
+async def test_a_query_in_the_api_base_goes_on_every_request(openai_server, transport):
+    model = OpenAICompatModel(
+        "m",
+        api_base=f"{openai_server.base_url}?api-version=2024-10-21",
+        api_key=API_KEY,
+        transport=transport,
+        retry=FAST_RETRY,
+    )
+    openai_server.enqueue(text="fine")
+    response = await collect(model, USER)
+    await model.aclose()
+    assert response.content == "fine"
+    assert openai_server.requests[-1].path == "/v1/chat/completions?api-version=2024-10-21"
+
+
+def unstreamed(body: bytes, content_type: str = "application/json", status: str = "200 OK"):
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+    return (head + "\r\n").encode() + body
+
+
+COMPLETION = json.dumps(
+    {
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "whole",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    }
+).encode()
+
+
+@pytest.mark.parametrize("transport", ["http", "httpx"])
+async def test_a_server_that_ignores_stream_is_read_as_one_completion(transport):
+    from tests.models.rawserver import RawServer
+
+    sse_as_json = b'data: {"choices": [{"index": 0, "delta": {"content": "sse"}}]}\n\n'
+    sse_as_json += b'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
+    async with RawServer(unstreamed(COMPLETION), unstreamed(sse_as_json)) as server:
+        model = OpenAICompatModel("m", api_base=server.url, api_key=API_KEY, transport=transport)
+        whole = await collect(model, USER)
+        sse = await collect(model, USER)
+        await model.aclose()
+    assert whole.content == "whole" and whole.finish_reason == "tool_calls"
+    assert [(c.name, c.arguments) for c in whole.tool_calls] == [("lookup", {"q": "x"})]
+    assert whole.usage.input_tokens == 3
+    assert sse.content == "sse"
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (unstreamed(b"<html>hi</html>", "text/html"), "answered HTTP 200 text/html,"),
+        (
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: https://x.test/v1/chat/completions\r\n"
+            b"Content-Length: 0\r\n\r\n",
+            "answered HTTP 307 to https://x.test/v1/chat/completions,",
+        ),
+    ],
+)
+async def test_an_answer_that_is_no_completion_says_what_came_back(answer, says):
+    from tests.models.rawserver import RawServer
+
+    async with RawServer(answer) as server:
+        model = OpenAICompatModel("m", api_base=server.url, api_key=API_KEY, retry=FAST_RETRY)
+        with pytest.raises(ProviderError) as info:
+            await collect(model, USER)
+        await model.aclose()
+    assert says in info.value.message
+    assert not info.value.retryable
+    assert info.value.hint == "check the api_base: it should be the API root, usually ending in /v1"
+
+
+async def test_a_failing_proxy_is_named_in_the_hint(monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    probe = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = probe.sockets[0].getsockname()[1]
+    probe.close()
+    await probe.wait_closed()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")  # nothing listens there
+    model = OpenAICompatModel(
+        "m", api_base="http://10.1.2.3:8000/v1", api_key=API_KEY, retry=RetryPolicy(max_attempts=1)
+    )
+    with pytest.raises(ProviderError, match="connection failed") as info:
+        await collect(model, USER)
+    await model.aclose()
+    assert "HTTP(S)_PROXY" in info.value.hint and "NO_PROXY" in info.value.hint
