@@ -17,6 +17,7 @@ from typing import Any
 __all__ = [
     "REDACTED",
     "is_secret_name",
+    "StreamRedactor",
     "redact_data",
     "redact_text",
     "refresh_secrets",
@@ -105,3 +106,42 @@ def redact_data(value: Any, env: Mapping[str, str] | None = None) -> Any:
     if isinstance(value, list | tuple):
         return [redact_data(v, env) for v in value]
     return value
+
+
+# Where streamed text may be cut: after a character no key or token contains.
+_SAFE_CUT = re.compile(r"[^A-Za-z0-9_\-.+/=~]")
+# A credential's lead at the end of the released text ("Bearer ", "api_key: "): held too,
+# so the value after it is seen together with it.
+_LEAD = re.compile(
+    r"(?i)(?:bearer|api[_-]?key|access[_-]?token|secret|password|authorization|x-api-key)"
+    r"[\"']?\s*[:=]?\s*[\"']?$"
+)
+_MAX_HELD = 512
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces (a streamed answer): a secret split across two
+    pieces is still caught, because text is released only up to the last character no key
+    contains, and a run longer than any key is released (redacted) anyway."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """The redacted text that can be shown now; the rest waits for more."""
+        held = self._held + text
+        cut = 0
+        for match in _SAFE_CUT.finditer(held):
+            cut = match.end()
+        if len(held) - cut > _MAX_HELD:
+            cut = len(held)
+        lead = _LEAD.search(held, 0, cut)
+        if lead is not None:
+            cut = lead.start()
+        self._held = held[cut:]
+        return redact_text(held[:cut]) if cut else ""
+
+    def flush(self) -> str:
+        """Whatever is still held, redacted (the end of the stream)."""
+        held, self._held = self._held, ""
+        return redact_text(held) if held else ""

@@ -91,3 +91,17 @@ def test_advice_with_placeholders_and_env_references_is_not_redacted():
         "export OPENAI_API_KEY=<your key>, or add `api_key: $ENV.OPENAI_API_KEY` to connectors.yml"
     )
     assert redact_text(hint, {}) == hint
+
+
+def test_a_stream_redactor_catches_a_key_split_across_pieces():
+    from agentcli.secrets import StreamRedactor
+
+    register_secret("stream-secret-9f8e7d6c")
+    text = "key stream-secret-9f8e7d6c, then Bearer tok_abcdefghijkl and 中文 text"
+    expected = redact_text(text)
+    assert "stream-secret" not in expected and "tok_abc" not in expected
+    for size in (1, 2, 5, 11, len(text)):
+        redactor = StreamRedactor()
+        shown = [redactor.feed(text[i : i + size]) for i in range(0, len(text), size)]
+        assert "".join(shown) + redactor.flush() == expected
+        assert not any("9f8e" in piece or "tok_" in piece for piece in shown)

@@ -10,7 +10,7 @@ import threading
 from typing import Any, TextIO
 
 from agentcli.runtime.tools import result_text
-from agentcli.secrets import redact_data
+from agentcli.secrets import StreamRedactor, redact_data
 
 __all__ = ["TurnPrinter", "tool_label"]
 
@@ -66,6 +66,10 @@ class TurnPrinter:
         self.err = self.out if err is not None and err is out else _Stream(err or sys.stderr)
         self._lock = threading.Lock()  # hooks send from their own threads
         self._shown: dict[str, str] = {}
+        # The answer streams through a redactor: a key the model echoes, split across
+        # deltas, is caught before any part of it is shown.
+        self._answer = StreamRedactor()
+        self._released = ""  # --json: the answer text shown so far in this message
 
     def _json(self, data: dict[str, Any]) -> None:
         with self._lock:
@@ -80,12 +84,14 @@ class TurnPrinter:
     def on_event(self, event: Any) -> None:
         """Print what an agent event means for a person (or as JSON)."""
         if self.json_events:
-            self._json(event.to_dict())
+            self._json_event(event)
             return
         kind = event.type
         with self._lock:
             if kind == "message_update" and getattr(event.delta, "type", "") == "text_delta":
-                self.out.write(event.delta.text)
+                self.out.write(self._answer.feed(event.delta.text))
+            elif kind == "message_end":
+                self.out.write(self._answer.flush())
             elif kind == "tool_execution_start":
                 arguments = f" {_short(event.call.arguments)}" if self.verbose else ""
                 self._note(f"⚙ {tool_label(event.call.name)}{arguments}")
@@ -97,6 +103,33 @@ class TurnPrinter:
                 self._note(f"{mark} {label} ({event.duration_ms:.0f} ms){detail}")
             elif kind == "error":
                 self._note(f"error: {event.error}")
+
+    def _json_event(self, event: Any) -> None:
+        """One event as a JSON line; answer text goes out as the redactor releases it (a
+        delta with nothing released yet waits, and the partial message shows only what was
+        released)."""
+        data = event.to_dict()
+        if data["type"] == "message_update" and getattr(event.delta, "type", "") == "text_delta":
+            released = self._answer.feed(event.delta.text)
+            if not released:
+                return
+            self._released += released
+            data["delta"] = {**data["delta"], "text": released}
+            message = data.get("message")
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                data["message"] = {**message, "content": self._released}
+        elif data["type"] == "message_end":
+            rest = self._answer.flush()
+            if rest:
+                self._json(
+                    {
+                        "type": "message_update",
+                        "turn_id": data.get("turn_id"),
+                        "delta": {"text": rest, "type": "text_delta"},
+                    }
+                )
+            self._released = ""
+        self._json(data)
 
     def on_output(self, message: Any) -> None:
         """Print a message a hook sent (``ctx.send``), streaming ones as they grow."""
@@ -146,6 +179,7 @@ class TurnPrinter:
 
     def _end(self, reason: str, steps: int) -> None:
         with self._lock:
+            self.out.write(self._answer.flush())
             self.out.newline()
             if reason == "aborted":
                 self.err.line("(aborted)")

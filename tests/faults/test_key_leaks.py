@@ -24,7 +24,11 @@ def leaky(project: Path, server) -> Path:
     lines = [
         f"{name}: {{model: 'openai/{mode}', api_base: '{server.base_url}', "
         "api_key: $ENV.EXAMPLE_API_KEY, retry: {max_attempts: 2, base_delay: 0.01}}"
-        for name, mode in (("loop", "authecho"), ("looperr", "autherr"))
+        for name, mode in (
+            ("loop", "authecho"),
+            ("looperr", "autherr"),
+            ("loopbits", "authecho+chunks-3"),  # the key split across streamed deltas
+        )
     ]
     (project / "connectors.yml").write_text("\n".join(lines) + "\n")
     cases = [
@@ -92,9 +96,18 @@ def test_no_output_of_eval_or_extract_contains_the_planted_key(leaky: Path):
 def test_agent_run_json_events_and_session_log_do_not_contain_the_planted_key(leaky: Path):
     env = agent_env(leaky, EXAMPLE_API_KEY=PLANTED)
     outputs = {}
-    for connector in ("loop", "looperr"):
+    for connector in ("loop", "looperr", "loopbits"):
         run = agent(leaky, "run", "probe", "hi", "-c", connector, "--json", env=env)
         outputs[f"run -c {connector} --json"] = run.stdout + run.stderr
+        run = agent(leaky, "run", "probe", "hi", "-c", connector, env=env)
+        outputs[f"run -c {connector}"] = run.stdout + run.stderr
+    assert outputs["run -c loopbits"].startswith("you sent [redacted]")
+    deltas = [
+        json.loads(line)["delta"]["text"]
+        for line in outputs["run -c loopbits --json"].splitlines()
+        if line.startswith('{"type": "message_update"')
+    ]
+    assert len(deltas) > 1 and "".join(deltas) == "you sent [redacted]"
     run = agent(leaky, "run", "probe", "hi", "-c", "loop", "--session", "leak", env=env)
     assert run.returncode == 0, run.stderr
     outputs.update(every_file(leaky / "home"))
