@@ -351,7 +351,9 @@ def _unknown(
     close = difflib.get_close_matches(spec, [*aliases, "echo", "scripted"], n=1)
     message = f"unknown connector {spec!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
     if aliases:
-        message += f"; aliases in {files[0]}: {', '.join(sorted(aliases))}"
+        names = sorted(aliases)
+        more = f" and {len(names) - 12} more" if len(names) > 12 else ""
+        message += f"; aliases in {files[0]}: {', '.join(names[:12])}{more}"
     else:
         looked = [cwd / CONNECTORS_FILE]
         if assistants_root is not None:

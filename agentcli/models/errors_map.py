@@ -143,6 +143,14 @@ def map_error(
     ):
         within = f" within {timeout:g}s" if timeout else ""
         return build(ModelTimeout, f"no response{within}", hint="raise the timeout or retry later")
+    if "TlsSettingsError" in names:
+        return build(
+            ProviderError,
+            "TLS settings",
+            _detail(exc),
+            retryable=False,
+            hint="point SSL_CERT_FILE at a PEM bundle of trusted CAs, or unset it",
+        )
     if isinstance(exc, ImportError) and "socks" in str(exc).lower():
         return build(
             ProviderError,

@@ -31,7 +31,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-__all__ = ["Http11Client", "HttpResponse", "RemoteProtocolError", "proxy_applies"]
+__all__ = [
+    "Http11Client",
+    "HttpResponse",
+    "RemoteProtocolError",
+    "TlsSettingsError",
+    "proxy_applies",
+]
 
 # Seconds an idle connection is trusted: under the 5 s that uvicorn (vLLM) and many
 # gateways keep one open, so the server does not close it as a request goes out.
@@ -69,10 +75,18 @@ def proxy_applies(url: str) -> bool:
     return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
+class TlsSettingsError(Exception):
+    """``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name nothing usable: retrying cannot help."""
+
+
 @functools.cache
 def _tls_context(cafile: str | None, capath: str | None) -> Any:
     """One verifying TLS context per CA setting (loading a store costs ~20 ms), built by
     httpcore so both transports trust the same certificates."""
+    if cafile and not os.path.isfile(cafile):
+        raise TlsSettingsError(f"SSL_CERT_FILE names no file: {cafile}")
+    if capath and not cafile and not os.path.isdir(capath):
+        raise TlsSettingsError(f"SSL_CERT_DIR names no folder: {capath}")
     from httpcore2 import default_ssl_context
 
     context = default_ssl_context()

@@ -521,3 +521,16 @@ def test_system_proxy_settings_count_on_macos_and_windows(monkeypatch):
     assert not proxy_applies("https://intranet/v1")
     monkeypatch.setattr(http11.sys, "platform", "linux")  # Linux: the environment only
     assert not proxy_applies("https://api.openai.com/v1")
+
+
+async def test_a_missing_ssl_cert_file_is_a_final_error_naming_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "gone.pem"))
+    client = client_for("https://127.0.0.1:9/v1")
+    with pytest.raises(http11.TlsSettingsError) as info:
+        await lines_of(client)
+    error = map_error(info.value, provider="openai", model="m")
+    assert type(error) is ProviderError and not error.retryable
+    assert (
+        error.message
+        == f"openai model 'm': TLS settings: SSL_CERT_FILE names no file: {tmp_path / 'gone.pem'}"
+    )
