@@ -53,6 +53,8 @@ _TRANSPORT_WORDS = {
     "WriteError": "the connection broke while sending the request",
     "RemoteProtocolError": "the server closed the connection mid-response",
 }
+# Failures to reach the server at all: the message names where it tried.
+_CONNECT_ERRORS = {"ConnectError", "ConnectionRefusedError", "gaierror", "ConnectTimeout"}
 # The socket's own errors reach us from our HTTP client: "[Errno 104] ..." says little.
 _SOCKET_WORDS: dict[type, str] = {
     ConnectionResetError: "the connection broke (reset by the server)",
@@ -119,8 +121,10 @@ def map_error(
     model: str,
     secrets: Iterable[str | None] = (),
     timeout: float | None = None,
+    endpoint: str | None = None,
 ) -> ModelError:
-    """The ``ModelError`` for ``exc``, with a one-line, key-free message."""
+    """The ``ModelError`` for ``exc``, with a one-line, key-free message; ``endpoint``
+    (``host:port``) is named when a connection could not be made."""
     if isinstance(exc, ModelError):
         return exc
     secrets = list(secrets)
@@ -169,9 +173,22 @@ def map_error(
             "to its bundle",
         )
     if openai is not None and isinstance(exc, openai.APIConnectionError):
-        return build(ProviderError, "connection failed", _cause(exc), retryable=True)
+        detail = _cause(exc)
+        cause = exc.__cause__ or exc.__context__
+        if (
+            endpoint
+            and cause is not None
+            and {k.__name__ for k in type(cause).__mro__} & _CONNECT_ERRORS
+        ):
+            detail = f"{detail} (to {endpoint})"
+        return build(ProviderError, "connection failed", detail, retryable=True)
     if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
-        return build(ProviderError, "connection failed", _transport_detail(exc), retryable=True)
+        detail = _transport_detail(exc)
+        if endpoint and detail.startswith("could not connect"):
+            detail = detail.replace("could not connect", f"could not connect to {endpoint}", 1)
+        elif endpoint and names & _CONNECT_ERRORS:
+            detail = f"{detail} (to {endpoint})"
+        return build(ProviderError, "connection failed", detail, retryable=True)
     if isinstance(exc, json.JSONDecodeError):
         return build(ProviderError, "the response is not valid JSON", _detail(exc), retryable=True)
     if openai is not None and isinstance(exc, openai.APIError):

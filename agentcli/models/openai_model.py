@@ -141,6 +141,12 @@ class OpenAICompatModel(NetworkModel):
         self._known_params = frozenset(inspect.signature(create).parameters)
         return self._client
 
+    def _endpoint(self) -> str:
+        """``host:port`` of the server, for connection errors."""
+        parts = urlsplit(self.api_base or OPENAI_API_BASE)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"{parts.hostname}:{port}"
+
     async def _attempt(
         self,
         messages: list[dict[str, Any]],
@@ -168,6 +174,7 @@ class OpenAICompatModel(NetworkModel):
                 model=self.name,
                 secrets=[self.api_key, os.environ.get("OPENAI_API_KEY")],
                 timeout=timeout,
+                endpoint=self._endpoint(),
             )
             if self.via_proxy and error.hint is None and "connection failed" in error.message:
                 error.hint = (

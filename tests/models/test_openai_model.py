@@ -345,3 +345,23 @@ async def test_a_failing_proxy_is_named_in_the_hint(monkeypatch):
         await collect(model, USER)
     await model.aclose()
     assert "HTTP(S)_PROXY" in info.value.hint and "NO_PROXY" in info.value.hint
+
+
+@pytest.mark.parametrize("transport", ["http", "httpx", "sdk"])
+async def test_a_refused_connection_names_where_it_tried(transport):
+    probe = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = probe.sockets[0].getsockname()[1]
+    probe.close()
+    await probe.wait_closed()
+    model = OpenAICompatModel(
+        "m",
+        api_base=f"http://127.0.0.1:{port}/v1",
+        api_key=API_KEY,
+        transport=transport,
+        retry=RetryPolicy(max_attempts=1),
+    )
+    with pytest.raises(ProviderError) as info:
+        await collect(model, USER)
+    await model.aclose()
+    assert info.value.message.startswith("openai model 'm': connection failed: ")
+    assert f"127.0.0.1:{port}" in info.value.message
