@@ -96,7 +96,7 @@ def _print_checks(reports: list[Any], root: Path) -> None:
     failed = sum(1 for r in reports if r.errors)
     warned = sum(1 for r in reports if r.warnings and not r.errors)
     typer.echo(
-        f"{len(reports)} packages checked under {root}: "
+        f"{len(reports)} package{'' if len(reports) == 1 else 's'} checked under {root}: "
         f"{failed} with errors, {warned} with warnings only"
     )
 

@@ -142,3 +142,23 @@ def test_check_json_has_errors_and_warnings(tmp_path: Path) -> None:
     assert listing["good"]["errors"] == listing["good"]["warnings"] == []
     assert len(listing["many"]["errors"]) >= 6
     assert listing["keyed"]["errors"] == []
+
+
+def test_check_of_one_package_with_a_connector_whose_api_base_has_no_scheme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "assistants"
+    (root / "demo").mkdir(parents=True)
+    (root / "demo" / "package.yao").write_text('{"name": "Demo", "connector": "lm"}')
+    (tmp_path / "connectors.yml").write_text(
+        'lm: {model: openai/qwen3, api_base: "localhost:1/v1"}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[1:] == [
+        f"    error: connector 'lm' ({tmp_path / 'connectors.yml'}:1): api_base 'localhost:1/v1' "
+        "is not an http(s) URL",
+        "      hint: write http://localhost:1/v1",
+        f"1 package checked under {root}: 1 with errors, 0 with warnings only",
+    ]
