@@ -35,6 +35,7 @@ from agentcli.models.http11 import Http11Client, proxy_applies
 from agentcli.models.network import NetworkModel
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
+from agentcli.secrets import redact_text
 
 __all__ = ["DEFAULT_TIMEOUT", "OpenAICompatModel"]
 
@@ -203,6 +204,8 @@ class OpenAICompatModel(NetworkModel):
                 for chunk in _unstreamed_chunks(
                     response.status_code, kind, body, response.headers, label
                 ):
+                    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+                        raise HttpStatusError.from_payload(500, chunk, response.headers)
                     yield chunk
                 return
             # Read to the end of the body even after [DONE]: leaving early would close the
@@ -265,7 +268,7 @@ def _unstreamed_chunks(
     location = headers.get("location")
     what = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" to {location}" if location else "")
     raise ProviderError(
-        f"{label}: the server answered {what}, not a chat-completions stream",
+        redact_text(f"{label}: the server answered {what}, not a chat-completions stream"),
         retryable=False,
         hint="check the api_base: it should be the API root, usually ending in /v1",
     )
