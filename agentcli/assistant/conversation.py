@@ -336,8 +336,10 @@ class PackagePlugin:
 
     @property
     def conversation(self) -> Conversation:
+        """The conversation whose model calls this plugin shapes."""
         conversation = self._conversation()
-        assert conversation is not None, "the plugin outlived its conversation"
+        if conversation is None:
+            raise RuntimeError("the package plugin outlived its conversation")
         return conversation
 
     def prepare_step(self, step: Step) -> Step:
