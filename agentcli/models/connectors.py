@@ -324,6 +324,12 @@ def _checked_api_base(value: str | None, config: ConnectorConfig) -> str | None:
             else "write it like http://127.0.0.1:8000/v1"
         )
         raise ConfigError(f"{config.where}: api_base {value!r} is not an http(s) URL", hint=hint)
+    if parts.username or parts.password:
+        # Named without the URL: it holds a password. No client sends these as the key.
+        raise ConfigError(
+            f"{config.where}: api_base carries credentials (user:password@), which are not sent",
+            hint="put the key in api_key (e.g. api_key: $ENV.MY_KEY) and drop it from the URL",
+        )
     return value
 
 

@@ -302,6 +302,16 @@ def test_an_api_base_that_is_no_http_url_is_bad_input_before_any_call(project, a
     assert info.value.hint == hint
 
 
+def test_an_api_base_with_credentials_is_refused_without_quoting_them(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        "x: {model: qwen3, api_base: 'http://me:pw-secret-123@127.0.0.1:9/v1'}\n",
+    )
+    with pytest.raises(ConfigError, match=r"api_base carries credentials") as info:
+        resolve("x", project, env={})
+    assert "pw-secret-123" not in str(info.value)
+
+
 def test_an_api_base_is_trimmed(project):
     write(
         project["cwd"] / "connectors.yml",
