@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentcli.assistant.hooks import call_user_function
 from agentcli.errors import AgentCliError
 from agentcli.eval.assertion_rules import RULES
 from agentcli.eval.matching import (
@@ -459,14 +460,8 @@ async def _script(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """A user function ``script`` decides: ``(output, input, value) -> bool | {pass, message}``."""
     if env.script is None:
         return Check(False, "no script resolver is available to run script assertions")
-    func = env.script(a.script)
-    if inspect.iscoroutinefunction(func):
-        answer = await func(s.output, s.input, a.value)
-    else:
-        # User code may block; a worker thread keeps the event loop (and other cases) moving.
-        answer = await asyncio.to_thread(func, s.output, s.input, a.value)
-        if inspect.isawaitable(answer):
-            answer = await answer
+    # As every hook: async awaited, sync in a thread of its own (user code may block).
+    answer = await call_user_function(env.script(a.script), s.output, s.input, a.value)
     if isinstance(answer, bool):
         word = "passed" if answer else "returned false"
         return Check(answer, f"script {a.script} {word}", expected=a.value)

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from agentcli.eval.cases import input_text
 from agentcli.eval.matching import output_text
+from agentcli.eval.reports._view import format_duration
 from agentcli.eval.runner import RunEvent
 from agentcli.secrets import redact_data, redact_text
 
@@ -39,17 +40,6 @@ STATUS_STYLES = {
     "timeout": ("TIMEOUT", "red"),
     "skipped": ("SKIPPED", "yellow"),
 }
-
-
-def format_duration(ms: float) -> str:
-    """Yao's duration format: 123µs, 123ms, 1.2s, 1.5m."""
-    if ms < 1:
-        return f"{int(ms * 1000)}µs"
-    if ms < 1000:
-        return f"{int(ms)}ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f}s"
-    return f"{ms / 60_000:.1f}m"
 
 
 def preview(text: str, limit: int = 50) -> str:
@@ -183,12 +173,13 @@ class ConsoleView:
         result = event.result
         assert result is not None and event.case is not None
         word, style = STATUS_STYLES[result.status]
+        shown_input = input_text(event.case)
         line = Text.assemble(
             ("► ", "white"),
             (f"[{result.id}] ", "white"),
             (f"Run {event.run}: " if event.run else "", "white"),
-            (preview(input_text(event.case)), "bright_black"),
-            " " if input_text(event.case).strip() else "",  # script tests have no input
+            (preview(shown_input), "bright_black"),
+            " " if shown_input.strip() else "",  # script tests have no input
             (word, style),
             (f" ({format_duration(result.duration_ms)})", "bright_black"),
         )

@@ -21,7 +21,7 @@ from .reports._view import (
     STATUS_ICONS,
     format_duration,
     format_percent,
-    runs_of,
+    runs_by_id,
     stability_view,
     status_of,
     to_json,
@@ -170,9 +170,10 @@ def extract(
                 _link(target),
             ]
         )
+    runs_of = runs_by_id(loaded.results)
     for item in loaded.stability_results:
         view = stability_view(item)
-        runs = runs_of(view.id, loaded.results)
+        runs = runs_of.get(view.id, [])
         target = names.path_for(view.id, suffix)
         if fmt == "json":
             body = to_json({"stability": item, "runs": runs}, indent=2) + "\n"

@@ -399,7 +399,6 @@ async def _run_cases(
     if tracker is not None:
         summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
         summary["runs_per_case"] = config.runs
-    header["metadata"]["completed_at"] = datetime.now(UTC).isoformat()
     writer.close(summary, [s.to_dict() for s in stability] or None)
     if failed_before_all is not None:
         view.error(f"beforeAll script failed: {failed_before_all}")

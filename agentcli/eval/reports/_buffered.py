@@ -17,7 +17,7 @@ class BufferedWriter:
         self._results: list[dict[str, Any]] = []
 
     def open(self, header: dict[str, Any]) -> None:
-        """Remember the header (by reference, so metadata the runner fills in late is seen)."""
+        """Remember the header."""
         self._header = header
         self._results = []
 

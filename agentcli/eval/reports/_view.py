@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ConfigError
+from agentcli.eval.results import STATUSES
+from agentcli.eval.stability import classify
 
-STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 STATUS_ICONS = {
     "passed": "✅",
     "failed": "❌",
@@ -367,13 +368,7 @@ def stability_view(item: dict[str, Any]) -> StabilityView:
 
 def _label(rate: float | None) -> str:
     """The stability class of a pass rate (percent), as the spec defines it."""
-    if rate is None:
-        return "unknown"
-    if rate >= 100:
-        return "stable"
-    if rate >= 80:
-        return "mostly_stable"
-    return "unstable" if rate >= 50 else "highly_unstable"
+    return "unknown" if rate is None else classify(rate)
 
 
 def format_k(value: Any) -> str:
@@ -386,6 +381,11 @@ def format_k(value: Any) -> str:
     return format_percent(number * 100 if number <= 1 else number)
 
 
-def runs_of(item_id: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The per-run results of a stability case (results with that id and a ``run``)."""
-    return [r for r in results if str(r.get("id")) == item_id and r.get("run") is not None]
+def runs_by_id(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The per-run results of every stability case (results with a ``run``), by id: one
+    pass over the results, however many cases."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        if result.get("run") is not None:
+            runs.setdefault(str(result.get("id")), []).append(result)
+    return runs

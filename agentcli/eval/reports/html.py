@@ -15,9 +15,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..results import STATUSES
 from ._buffered import BufferedWriter
 from ._view import (
-    STATUSES,
     SUMMARY_KEYS,
     assertions_of,
     checkpoints_of,
@@ -27,7 +27,7 @@ from ._view import (
     format_percent,
     input_text,
     one_line,
-    runs_of,
+    runs_by_id,
     stability_view,
     status_of,
     summary_pass_rate,
@@ -267,10 +267,11 @@ def _case_detail(index: int, result: dict[str, Any]) -> str:
 def _stability(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
     """Stability charts (pass rate per case, duration histogram) and table."""
     views = [stability_view(item) for item in items]
+    runs = runs_by_id(results)
     durations = [
         float(r["duration_ms"])
         for v in views
-        for r in runs_of(v.id, results)
+        for r in runs.get(v.id, [])
         if isinstance(r.get("duration_ms"), int | float)
     ]
     if not durations:
