@@ -97,9 +97,7 @@ class _Reorder:
     def flush(self) -> None:
         """Emit what is buffered, in order, regardless of gaps."""
         for index in sorted(self.waiting):
-            result = self.waiting.pop(index)
-            if result is not None:
-                self.emit(result)
+            self.emit(self.waiting.pop(index))
 
 
 class EvalRunner:
@@ -115,7 +113,7 @@ class EvalRunner:
         stop_when: Callable[[CaseResult], bool] | None = None,
     ) -> None:
         self.config = config
-        self.stop_when = stop_when or _failed
+        self.stop_when = stop_when or failed
         self.on_event = on_event
         self._reorder = _Reorder(self._deliver)
         self._on_result = on_result
@@ -125,9 +123,7 @@ class EvalRunner:
         self.delivered = 0
         self._finished: list[dict[str, Any]] = []
 
-    def _deliver(self, result: CaseResult | None) -> None:
-        if result is None:
-            return
+    def _deliver(self, result: CaseResult) -> None:
         self.delivered += 1
         if self.config.after_all:  # AfterAll sees a summary of every result, in case order
             self._finished.append(_hook_summary(result))
@@ -344,9 +340,7 @@ class EvalRunner:
             if retries:
                 result.trace = Trace(retries=retries)
             return result
-        except HookError as error:
-            return self._error(case, run, str(error), started)
-        except AgentCliError as error:
+        except AgentCliError as error:  # a hook's failure (HookError) among them
             return self._error(case, run, str(error), started)
         duration_ms = _elapsed_ms(started)
         trace = trace_of(reply)
@@ -439,7 +433,8 @@ def _hook_summary(result: CaseResult) -> dict[str, Any]:
     return summary
 
 
-def _failed(result: CaseResult) -> bool:
+def failed(result: CaseResult) -> bool:
+    """Whether a result counts against the run (failed, error or timeout)."""
     return result.status in ("failed", "error", "timeout")
 
 

@@ -37,6 +37,7 @@ from agentcli.eval.runner import (
     BeforeAllFailed,
     EvalConfig,
     EvalRunner,
+    failed,
     trace_of,
 )
 from agentcli.eval.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
@@ -332,7 +333,7 @@ async def _run_cases(
 
     def stop_when(result: CaseResult) -> bool:
         if tracker is None:
-            return result.status in ("failed", "error", "timeout")
+            return failed(result)
         finished = tracker.add(result)
         if finished is not None:
             view.stability(finished)
