@@ -281,19 +281,16 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
     if "retry" in options:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
     transport = options.pop("transport", None)
-    if transport is not None:
-        from agentcli.models.openai_model import TRANSPORTS
-
-        if transport not in TRANSPORTS:
-            raise ConfigError(
-                f"{config.where}: unknown transport {transport!r}",
-                hint=f"use one of {', '.join(TRANSPORTS)} (or leave it out: http)",
-            )
     kwargs["extra"] = options
     if openai_sdk:
-        from agentcli.models.openai_model import OpenAICompatModel
+        from agentcli.models.openai_model import TRANSPORTS, OpenAICompatModel
 
         if transport is not None:
+            if transport not in TRANSPORTS:  # said here, where the file and line are known
+                raise ConfigError(
+                    f"{config.where}: unknown transport {transport!r}",
+                    hint=f"use one of {', '.join(TRANSPORTS)} (or leave it out: http)",
+                )
             kwargs["transport"] = transport
         return OpenAICompatModel(bare if slash else model, provider=provider or "openai", **kwargs)
     if transport is not None:

@@ -53,6 +53,10 @@ _TRANSPORT_WORDS = {
     "WriteError": "the connection broke while sending the request",
     "RemoteProtocolError": "the server closed the connection mid-response",
 }
+_PROXY_HINT = (
+    "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: check it, or add "
+    "this host to NO_PROXY"
+)
 # Failures to reach the server at all: the message names where it tried.
 _CONNECT_ERRORS = {"ConnectError", "ConnectionRefusedError", "gaierror", "ConnectTimeout"}
 # The socket's own errors reach us from our HTTP client: "[Errno 104] ..." says little.
@@ -122,9 +126,11 @@ def map_error(
     secrets: Iterable[str | None] = (),
     timeout: float | None = None,
     endpoint: str | None = None,
+    via_proxy: bool = False,
 ) -> ModelError:
     """The ``ModelError`` for ``exc``, with a one-line, key-free message; ``endpoint``
-    (``host:port``) is named when a connection could not be made."""
+    (``host:port``) is named when a connection could not be made, and a connection that
+    went through a proxy says so in the hint."""
     if isinstance(exc, ModelError):
         return exc
     secrets = list(secrets)
@@ -181,14 +187,16 @@ def map_error(
             and {k.__name__ for k in type(cause).__mro__} & _CONNECT_ERRORS
         ):
             detail = f"{detail} (to {endpoint})"
-        return build(ProviderError, "connection failed", detail, retryable=True)
+        hint = _PROXY_HINT if via_proxy else None
+        return build(ProviderError, "connection failed", detail, retryable=True, hint=hint)
     if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
         detail = _transport_detail(exc)
         if endpoint and detail.startswith("could not connect"):
             detail = detail.replace("could not connect", f"could not connect to {endpoint}", 1)
         elif endpoint and names & _CONNECT_ERRORS:
             detail = f"{detail} (to {endpoint})"
-        return build(ProviderError, "connection failed", detail, retryable=True)
+        hint = _PROXY_HINT if via_proxy else None
+        return build(ProviderError, "connection failed", detail, retryable=True, hint=hint)
     if isinstance(exc, json.JSONDecodeError):
         return build(ProviderError, "the response is not valid JSON", _detail(exc), retryable=True)
     if openai is not None and isinstance(exc, openai.APIError):

@@ -157,7 +157,7 @@ def same_tool(full: str, name: str) -> bool:
 def _resolve_tool(name: str, offered: list[str]) -> str:
     if name in offered:
         return name
-    return next((full for full in offered if full.endswith(f"__{name}")), name)
+    return next((full for full in offered if same_tool(full, name)), name)
 
 
 def _prior_calls(messages: list[dict[str, Any]]) -> int:

@@ -169,20 +169,15 @@ class OpenAICompatModel(NetworkModel):
                     yield part
             yield ResponseDone(assembler.finish())
         except Exception as exc:
-            error = map_error(
+            raise map_error(
                 exc,
                 provider=self.provider,
                 model=self.name,
                 secrets=[self.api_key, os.environ.get("OPENAI_API_KEY")],
                 timeout=timeout,
                 endpoint=self._endpoint(),
-            )
-            if self.via_proxy and error.hint is None and "connection failed" in error.message:
-                error.hint = (
-                    "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: "
-                    "check it, or add this host to NO_PROXY"
-                )
-            raise error from exc
+                via_proxy=self.via_proxy,
+            ) from exc
 
     async def _http_chunks(
         self, client: Http11Client | _HttpPool, request: dict[str, Any], timeout: float
@@ -204,22 +199,14 @@ class OpenAICompatModel(NetworkModel):
                 for chunk in _unstreamed_chunks(
                     response.status_code, kind, body, response.headers, label
                 ):
-                    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                        raise HttpStatusError.from_payload(500, chunk, response.headers)
                     yield chunk
                 return
             # Read to the end of the body even after [DONE]: leaving early would close the
             # connection instead of returning it to the pool.
             async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    continue
-                chunk = json.loads(data)
-                if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                    raise HttpStatusError.from_payload(500, chunk, response.headers)
-                yield chunk
+                chunk = _sse_chunk(line, response.headers)
+                if chunk is not None:
+                    yield chunk
 
     async def _sdk_chunks(
         self, client: Any, request: dict[str, Any], timeout: float
@@ -235,6 +222,20 @@ class OpenAICompatModel(NetworkModel):
                 yield chunk
 
 
+def _sse_chunk(line: str, headers: Any) -> Any:
+    """The chunk on a server-sent ``data:`` line (None for other lines and ``[DONE]``); an
+    ``{"error": ...}`` event is raised as the HTTP error it stands for."""
+    if not line.startswith("data:"):
+        return None
+    data = line[5:].strip()
+    if not data or data == "[DONE]":
+        return None
+    chunk = json.loads(data)
+    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+        raise HttpStatusError.from_payload(500, chunk, headers)
+    return chunk
+
+
 def _unstreamed_chunks(
     status: int, kind: str, body: bytes, headers: Any, label: str
 ) -> list[dict[str, Any]]:
@@ -242,9 +243,10 @@ def _unstreamed_chunks(
     events under another content type, or a whole chat completion as one chunk. Anything
     else is an error that says what came back."""
     if status == 200 and body.lstrip().startswith(b"data:"):
-        lines = body.decode("utf-8", "replace").splitlines()
-        payloads = [line[5:].strip() for line in lines if line.startswith("data:")]
-        return [json.loads(data) for data in payloads if data and data != "[DONE]"]
+        chunks = (
+            _sse_chunk(line, headers) for line in body.decode("utf-8", "replace").splitlines()
+        )
+        return [chunk for chunk in chunks if chunk is not None]
     if status == 200 and kind.endswith("json"):
         try:
             payload = json.loads(body)
