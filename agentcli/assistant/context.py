@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.calls import AgentCalls, LlmCalls, McpCalls
-from agentcli.assistant.memory import Memory, MemoryStore
+from agentcli.assistant.memory import Memory
 from agentcli.assistant.trace import TraceRecorder
 
 if TYPE_CHECKING:
@@ -87,7 +87,6 @@ class Context:
         team_id: str = "",
         metadata: dict[str, Any] | None = None,
         authorized: dict[str, Any] | None = None,
-        store: MemoryStore | None = None,
         on_output: Callable[[OutputMessage], Any] | None = None,
         trace_enabled: bool = True,
     ) -> None:
@@ -101,7 +100,7 @@ class Context:
         self.team_id = team_id
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.authorized: dict[str, Any] = dict(authorized or {})
-        self.memory = Memory.for_request(store or registry.memory_store, user_id, team_id, chat_id)
+        self.memory = Memory.for_request(registry.memory_store, user_id, team_id, chat_id)
         self.trace = TraceRecorder(enabled=trace_enabled)
         self.output: list[OutputMessage] = []
         self._on_output = on_output

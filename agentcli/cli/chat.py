@@ -300,7 +300,6 @@ def run_chat(
     stdin: TextIO,
     stdout: TextIO,
     lines: bool = False,
-    cwd: Path | None = None,
 ) -> int:
     """Chat with ``assistant`` until the user leaves; returns the exit code. ``lines`` reads
     plain lines even on a terminal."""
@@ -319,7 +318,7 @@ def run_chat(
                 stdout,
                 printer,
                 session,
-                cwd or Path.cwd(),
+                Path.cwd(),
             )
             chat.say(f"Chatting with {assistant.id} ({connector})")
             chat.say(_HINT)

@@ -99,9 +99,10 @@ def eval_command(
             raise typer.BadParameter(
                 "give the input once: positionally or with -i", param_hint="INPUT"
             )
-        raw_input, target = input_opt, name or assistant
+        raw_input = input_opt
     else:
-        raw_input, target = input_arg, name or assistant
+        raw_input = input_arg
+    target = name or assistant
     request = EvalRequest(
         assistant=target,
         input=raw_input,

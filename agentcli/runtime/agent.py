@@ -181,11 +181,7 @@ class Agent:
             self._state.restore(loaded.state)
 
     def _record(self, kind: str, data: Any, turn_id: str | None) -> None:
-        entry = Entry(type=kind, data=data, turn_id=turn_id)
-        if self._plugins.appends:
-            self._plugins.record(entry, self.storage)
-        else:
-            self.storage.append(entry)
+        self._plugins.record(Entry(type=kind, data=data, turn_id=turn_id), self.storage)
 
     def _record_state(self, value: dict[str, Any]) -> None:
         self._record("state", value, self.active_turn_id)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.errors import ToolConflictError
 from agentcli.models.base import Model, ModelSettings, Usage
 from agentcli.runtime.storage import Entry, Storage
-from agentcli.runtime.tools import (
+from agentcli.runtime.tools import (  # maybe_await: shared by the hook callers
     AfterToolCall,
     BeforeToolCall,
     Tool,
@@ -51,6 +51,7 @@ from agentcli.runtime.tools import (
     ToolResult,
     apply_override,
     as_decision,
+    maybe_await,
 )
 
 if TYPE_CHECKING:
@@ -75,13 +76,6 @@ HOOKS = (
     "on_step_finish",
     "on_turn_finish",
 )
-
-
-async def maybe_await(value: Any) -> Any:
-    """``value``, awaited when it is awaitable (hooks may be sync or async)."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 class Plugin:

@@ -22,7 +22,6 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolResult",
-    "ToolUpdate",
     "ArgumentValidator",
     "Block",
     "Replace",
@@ -30,6 +29,7 @@ __all__ = [
     "apply_override",
     "as_decision",
     "call_tool_function",
+    "maybe_await",
     "result_text",
 ]
 
@@ -77,14 +77,6 @@ class ToolResult:
         if self.details:
             data["details"] = self.details
         return data
-
-
-@dataclass(slots=True)
-class ToolUpdate:
-    """Progress a running tool reports through ``ToolContext.update``."""
-
-    call_id: str
-    data: Any
 
 
 @dataclass(slots=True)
@@ -341,7 +333,7 @@ class ToolExecutor:
         if self.before_tool_call is not None:
             try:
                 decision = as_decision(
-                    await _maybe_await(self.before_tool_call(call, self.services))
+                    await maybe_await(self.before_tool_call(call, self.services))
                 )
             except Exception as error:  # a hook bug is this call's error, not the turn's
                 message = f"before_tool_call failed: {type(error).__name__}: {error}"
@@ -389,7 +381,7 @@ class ToolExecutor:
 
         if self.after_tool_call is not None:
             try:
-                override = await _maybe_await(self.after_tool_call(call, result))
+                override = await maybe_await(self.after_tool_call(call, result))
             except Exception as error:
                 override = {"content": f"after_tool_call failed: {error}", "is_error": True}
             result = apply_override(result, override)
@@ -405,7 +397,8 @@ def _error(call: ToolCall, message: str) -> ToolResult:
     return ToolResult(call.id, call.name, message, is_error=True)
 
 
-async def _maybe_await(value: Any) -> Any:
+async def maybe_await(value: Any) -> Any:
+    """``value``, awaited when it is awaitable (hooks may be sync or async)."""
     if inspect.isawaitable(value):
         return await value
     return value
