@@ -11,10 +11,7 @@ naming the assistant, file, line and function.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import inspect
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +19,7 @@ from typing import Any
 
 from agentcli.errors import AgentCliError, HookError
 from agentcli.pysource import load_source_module
+from agentcli.threads import in_own_thread
 
 __all__ = ["CreateResult", "Delegate", "Hooks", "NextResult", "call_user_function"]
 
@@ -88,41 +86,10 @@ async def call_user_function(function: Callable[..., Any], *args: Any) -> Any:
     cannot stall the event loop (and may block on ``ctx`` calls that need it)."""
     if inspect.iscoroutinefunction(function):
         return await function(*args)
-    result = await _in_thread(function, *args)
+    result = await in_own_thread(function, *args)
     if inspect.isawaitable(result):
         result = await result
     return result
-
-
-async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """Run ``function`` in a new daemon thread. Not the shared pool: a sync hook that waits
-    for a sub-call whose own sync hook needs a thread would otherwise exhaust the pool, and a
-    daemon thread abandoned by an abort never delays the exit."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(outcome: Callable[[Any], None], value: Any) -> None:
-        if not future.done():
-            outcome(value)
-
-    def target() -> None:
-        try:
-            value = context.run(function, *args)
-        except Exception as error:
-            deliver: tuple[Callable[[Any], None], Any] = (future.set_exception, error)
-        except BaseException as error:  # SystemExit in user code is a failure, not an exit
-            deliver = (future.set_exception, RuntimeError(f"{type(error).__name__}: {error}"))
-        else:
-            deliver = (future.set_result, value)
-        try:
-            loop.call_soon_threadsafe(settle, *deliver)
-        except RuntimeError:  # the loop is gone: nobody waits for this result any more
-            pass
-
-    name = getattr(function, "__name__", "hook")
-    threading.Thread(target=target, name=f"agentcli-{name}", daemon=True).start()
-    return await future
 
 
 def _delegate(value: Any, where: str) -> Delegate | None:

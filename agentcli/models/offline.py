@@ -28,6 +28,7 @@ from agentcli.models.base import (
     Usage,
 )
 from agentcli.pysource import load_source_module
+from agentcli.threads import in_own_thread
 from agentcli.yamlerrors import yaml_error
 
 __all__ = [
@@ -268,8 +269,8 @@ class FunctionModel:
             if inspect.iscoroutinefunction(self.function):
                 value = await self.function(messages, tools, settings.to_dict())
             else:
-                # sync user code runs in a worker thread so it cannot stall the event loop
-                value = await asyncio.to_thread(self.function, messages, tools, settings.to_dict())
+                # sync user code runs in a thread of its own so it cannot stall the event loop
+                value = await in_own_thread(self.function, messages, tools, settings.to_dict())
                 if inspect.isawaitable(value):
                     value = await value
         except ModelError:

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.threads import in_own_thread
+
 __all__ = [
     "Tool",
     "ToolCall",
@@ -99,7 +101,7 @@ class Tool:
     """A tool the model can call.
 
     ``execute`` is called as ``execute(arguments)`` or, when it has a ``ctx`` parameter,
-    ``execute(arguments, ctx=ToolContext)``; it may be sync (run in a worker thread) or
+    ``execute(arguments, ctx=ToolContext)``; it may be sync (run in a thread of its own) or
     async. A ``ToolResult`` return value is used as is (``terminate=True`` hints that the
     run may stop after this batch); anything else is the content. ``context_schema``, when
     set, is the JSON Schema the tool's ``tools_context`` entry must satisfy.
@@ -138,12 +140,12 @@ def _wants_ctx(function: Callable[..., Any]) -> bool:
 
 
 async def call_tool_function(function: ToolFunction, arguments: Any, ctx: Any) -> Any:
-    """Call a user function (sync in a worker thread, async awaited), passing ``ctx=`` only
-    when the function accepts it."""
+    """Call a user function (sync in a thread of its own, async awaited), passing ``ctx=``
+    only when the function accepts it."""
     kwargs = {"ctx": ctx} if _wants_ctx(function) else {}
     if inspect.iscoroutinefunction(function):
         return await function(arguments, **kwargs)
-    result = await asyncio.to_thread(function, arguments, **kwargs)
+    result = await in_own_thread(function, arguments, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
