@@ -1,5 +1,6 @@
-"""call_tool_function: sync tools run in a thread of their own (agentcli/threads.py): many blocking tools at once never queue
-behind a small shared pool (asyncio's default has at most 32 threads, 6 on 2 cores)."""
+"""call_tool_function: sync tools run in a thread of their own (agentcli/threads.py), so
+many blocking tools at once never queue behind asyncio's small shared pool (at most 32
+threads, 6 on 2 cores)."""
 
 from __future__ import annotations
 
