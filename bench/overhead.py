@@ -92,8 +92,11 @@ def check(rows: list[dict], baseline: dict, factor: float) -> None:
     recorded = {(r["parallel"], r["cases"]): r["wall_s"] for r in baseline["rows"]}
     for row in rows:
         limit = recorded.get((row["parallel"], row["cases"]))
-        if limit is None:
-            continue
+        if limit is None:  # a guard that compares nothing would always pass
+            raise SystemExit(
+                f"no recorded figure for --parallel {row['parallel']} with {row['cases']} cases "
+                "in the baseline: run the sizes it records"
+            )
         verdict = "ok" if row["wall_s"] <= limit * factor else "TOO SLOW"
         print(
             f"parallel {row['parallel']}: {row['wall_s']} s vs recorded {limit} s (limit {limit * factor:.2f} s): {verdict}"

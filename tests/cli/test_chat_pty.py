@@ -8,9 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
-
-pexpect = pytest.importorskip("pexpect")
 
 # prompt_toolkit draws "> " as ">", backspace, "cursor 2 right" on an xterm
 PROMPT = r">(?:\x08\x1b\[2C| )"

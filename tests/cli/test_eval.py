@@ -101,8 +101,6 @@ def test_a_bad_case_file_exits_2_with_file_and_line(project):
 
 
 def test_unknown_assistant_exits_2(project):
-    from agentcli.cli.main import main
-
     completed = subprocess.run(
         [sys.executable, "-m", "agentcli", "eval", "prbe", "hello"],
         capture_output=True,
@@ -110,7 +108,6 @@ def test_unknown_assistant_exits_2(project):
         cwd=project,
         env={**os.environ, "AGENTCLI_HOME": str(project / "home")},
     )
-    assert main  # the module entry point exists
     assert completed.returncode == 2
     assert "prbe" in completed.stderr and "probe" in completed.stderr  # did you mean
     assert "Traceback" not in completed.stderr

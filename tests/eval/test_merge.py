@@ -202,7 +202,9 @@ def test_duplicate_result_in_two_files_names_both(tmp_path: Path) -> None:
         merge_files([a, b])
     message = str(info.value)
     assert str(a) in message and str(b) in message and "'x'" in message
-    assert info.value.hint
+    assert info.value.hint == (
+        "merge each shard once, or pass --allow-duplicates to keep the later one"
+    )
 
 
 def test_duplicate_run_is_detected_but_other_runs_are_not_duplicates(tmp_path: Path) -> None:

@@ -18,17 +18,10 @@ from agentcli.models.connectors import (
     load_connectors_file,
     resolve_connector,
 )
+from agentcli.models.litellm_model import LiteLLMModel
 from agentcli.models.offline import EchoModel, FunctionModel
+from agentcli.models.openai_model import OpenAICompatModel
 from agentcli.models.scripted import ScriptedModel
-
-openai_model = pytest.importorskip(
-    "agentcli.models.openai_model", reason="openai_model.py is written by another engineer"
-)
-litellm_model = pytest.importorskip(
-    "agentcli.models.litellm_model", reason="litellm_model.py is written by another engineer"
-)
-OpenAICompatModel = openai_model.OpenAICompatModel
-LiteLLMModel = litellm_model.LiteLLMModel
 
 SECRET = "sk-test-0123456789abcdef"
 

@@ -200,9 +200,11 @@ async def test_run_with_join_follows_the_running_turn_to_its_end():
 async def test_continue_starts_a_turn_with_its_prompt_when_idle():
     model = ScriptModel(lambda m: f"re: {user_texts(m)}")
     agent = Agent(model)
+    events = recorder(agent)
     turn = agent.continue_("hello")
     assert isinstance(turn, str)
     await agent.wait()
+    assert [e.turn_id for e in events if e.type == "turn_start"] == [turn]
     assert agent.messages[-1].content == "re: ['hello']"
 
 
