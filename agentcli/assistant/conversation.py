@@ -127,7 +127,7 @@ class Conversation:
 
     async def send(self, messages: Any) -> Reply:
         """Answer ``messages`` (text, a message, or a list) as the next turn of this chat."""
-        new_messages = [_as_dict(m) for m in _as_list(messages)]
+        new_messages = _as_dicts(messages)
         self._task = asyncio.current_task()
         ctx = self._context()
         try:
@@ -169,7 +169,7 @@ class Conversation:
                 return await self._delegate(ctx, create.delegate, history, new_messages)
             if create.messages is not None:
                 replaced = len(history) + len(to_llm_messages(as_messages(new_messages)))
-                self._replacement = (replaced, [_as_dict(m) for m in create.messages])
+                self._replacement = (replaced, _as_dicts(create.messages))
         spec = self._connector(create)
         model = self.registry.model(spec, package=package)
         self._prompts = self._render_prompts(ctx, create)
@@ -363,15 +363,13 @@ def _pick(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def _as_list(messages: Any) -> list[Any]:
-    if isinstance(messages, list):
-        return messages
-    return [messages]
-
-
-def _as_dict(message: Any) -> dict[str, Any]:
-    if isinstance(message, str):
-        return {"role": "user", "content": message}
-    if isinstance(message, dict):
-        return message
-    return {"role": message.role, "content": message.content}
+def _as_dicts(messages: Any) -> list[dict[str, Any]]:
+    """Text, messages or dicts as OpenAI-style dicts: dicts as given (hooks see what was
+    sent), the rest through the runtime's own conversion (tool calls and names kept)."""
+    dicts: list[dict[str, Any]] = []
+    for item in messages if isinstance(messages, list) else [messages]:
+        if isinstance(item, dict):
+            dicts.append(item)
+        else:
+            dicts.extend(to_llm_messages(as_messages(item)))
+    return dicts

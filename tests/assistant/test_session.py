@@ -534,3 +534,23 @@ async def test_uses_and_next_metadata_are_visible_in_the_trace(registry, assista
         node["label"] == "Next metadata" and node["input"] == {"why": "debug"}
         for node in reply.trace
     )
+
+
+async def test_runtime_messages_sent_keep_their_tool_calls_and_names(registry, assistants) -> None:
+    from agentcli.runtime.messages import Message
+    from agentcli.runtime.tools import ToolCall
+
+    spy_package(assistants)
+    call = ToolCall(id="c1", name="lookup", arguments={"q": "x"})
+    reply = await registry.get("spy").respond(
+        [
+            Message(role="user", content="find x"),
+            Message(role="assistant", content="", tool_calls=[call]),
+            Message(role="tool", content="found", tool_call_id="c1", name="lookup"),
+            "and then?",
+        ]
+    )
+    sent = seen(reply)["messages"]
+    assert sent[1]["tool_calls"][0]["function"]["name"] == "lookup"
+    assert (sent[2]["role"], sent[2]["tool_call_id"], sent[2]["name"]) == ("tool", "c1", "lookup")
+    assert sent[3] == {"role": "user", "content": "and then?"}
