@@ -11,6 +11,7 @@ naming the assistant, file, line and function.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -222,6 +223,7 @@ def _check_shape(value: Any, fields: tuple[str, ...], where: str, hook: str) -> 
         )
 
 
+@functools.lru_cache(maxsize=1024)  # hooks are called per request; their signatures never change
 def _positional_count(function: Callable[..., Any]) -> int:
     """How many of (ctx, messages/payload, options) the hook takes, so ``Create(ctx, messages)``
     (the seed's two-argument form) works as well as the three-argument one."""

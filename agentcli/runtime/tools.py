@@ -10,6 +10,7 @@ error results the model can react to.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import time
@@ -129,6 +130,7 @@ class Tool:
         }
 
 
+@functools.lru_cache(maxsize=1024)  # inspect.signature per call would cost more than the call
 def _wants_ctx(function: Callable[..., Any]) -> bool:
     try:
         parameters = inspect.signature(function).parameters
@@ -142,7 +144,11 @@ def _wants_ctx(function: Callable[..., Any]) -> bool:
 async def call_tool_function(function: ToolFunction, arguments: Any, ctx: Any) -> Any:
     """Call a user function (sync in a thread of its own, async awaited), passing ``ctx=``
     only when the function accepts it."""
-    kwargs = {"ctx": ctx} if _wants_ctx(function) else {}
+    try:
+        wants_ctx = _wants_ctx(function)
+    except TypeError:  # an unhashable callable object: not cached
+        wants_ctx = _wants_ctx.__wrapped__(function)
+    kwargs = {"ctx": ctx} if wants_ctx else {}
     if inspect.iscoroutinefunction(function):
         return await function(arguments, **kwargs)
     result = await in_own_thread(function, arguments, **kwargs)

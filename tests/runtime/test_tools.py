@@ -31,3 +31,13 @@ async def test_a_sync_tool_gets_ctx_only_when_it_asks_for_it():
 
     assert await call_tool_function(plain, {"a": 1}, "services") == {"a": 1}
     assert await call_tool_function(with_ctx, {"a": 1}, "services") == ({"a": 1}, "services")
+
+
+async def test_an_unhashable_callable_object_is_a_tool_function_too():
+    class Handler:
+        __hash__ = None  # e.g. a dataclass with eq
+
+        def __call__(self, arguments, ctx):
+            return arguments["n"], ctx
+
+    assert await call_tool_function(Handler(), {"n": 1}, "services") == (1, "services")
