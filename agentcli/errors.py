@@ -109,6 +109,7 @@ class ModelError(AgentCliError):
 
     exit_code = 1
     retryable: bool = False
+    kind = "provider_error"  # a short classification used in reports (``rate_limit``, ...)
 
     def __init__(
         self,
@@ -124,16 +125,12 @@ class ModelError(AgentCliError):
         self.retry_after = retry_after
         self.attempts = attempts
 
-    @property
-    def kind(self) -> str:
-        """A short classification used in reports (``rate_limit``, ``timeout``, ...)."""
-        return _KINDS.get(type(self), "provider_error")
-
 
 class RateLimited(ModelError):
     """The provider throttled the request (HTTP 429)."""
 
     retryable = True
+    kind = "rate_limit"
 
 
 class ProviderError(ModelError):
@@ -148,25 +145,20 @@ class ModelTimeout(ModelError):
     """The provider did not answer within the timeout."""
 
     retryable = True
+    kind = "timeout"
 
 
 class AuthenticationError(ModelError):
     """Credentials were rejected or are missing."""
 
     exit_code = 2
+    kind = "auth"
 
 
 class BadRequestError(ModelError):
     """The request was rejected as invalid (4xx other than auth and rate limits)."""
 
-
-_KINDS: dict[type, str] = {
-    RateLimited: "rate_limit",
-    ProviderError: "provider_error",
-    ModelTimeout: "timeout",
-    AuthenticationError: "auth",
-    BadRequestError: "bad_request",
-}
+    kind = "bad_request"
 
 
 class ToolError(AgentCliError):
