@@ -251,18 +251,18 @@ async def _run_cases(
         index, count = parse_shard(request.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
         view.info(f"Shard: {index}/{count} ({_count(len(cases), 'test case')})")
+    total = len(cases)
+    run_filter = config.run_filter
+    if run_filter is not None:  # once, here: everything after sees only the selected cases
+        cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
     if request.dry_run:
-        run_filter = config.run_filter
-        if run_filter is not None:
-            cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
         return _dry_run(cases, request, view)
     if suite is None:
         connector = _preflight_connector(config, cases.infos)
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
-    run_filter = config.run_filter
-    selected = [c for c in cases.infos if run_filter is None or run_filter.search(c.id)]
+    selected = cases.infos
     if run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
@@ -277,13 +277,13 @@ async def _run_cases(
     if connector:
         view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
     if suite is not None:
-        view.info(f"Script: {input_label} ({_count(len(cases), 'test function')})")
+        view.info(f"Script: {input_label} ({_count(total, 'test function')})")
     else:
-        view.info(f"Input: {input_label} ({_count(len(cases), 'test case')})")
+        view.info(f"Input: {input_label} ({_count(total, 'test case')})")
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
         view.warning(f"Skipped: {_count(skipped, 'test case')}")
-    if config.run_filter is not None:
+    if run_filter is not None:
         matched = _count(len(selected), "test case")
         view.info(f'Filter: "{request.run_filter}" ({matched} match)')
     if request.ctx_file:
