@@ -59,6 +59,18 @@ class EvalConfig:
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
 
+    def identity(self, case: Case | None = None) -> tuple[str, str, str]:
+        """Locale, user and team of a case (or of the run): the CLI's, else the case's, else
+        the ``--ctx`` file's, else the defaults."""
+        ctx = self.context
+        user = case.user if case is not None else None
+        team = case.team if case is not None else None
+        return (
+            self.locale or ctx.locale or "en-us",
+            self.user_id or user or ctx.user_id or "test-user",
+            self.team_id or team or ctx.team_id or "test-team",
+        )
+
 
 @dataclass(slots=True)
 class RunEvent:
@@ -244,11 +256,12 @@ class EvalRunner:
         chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
         if ctx.chat_id and run and run > 1:
             chat_id = f"{ctx.chat_id}-run{run}"
+        locale, user_id, team_id = config.identity(case)
         return RequestOptions(
             connector=config.connector or case.options.connector,
-            locale=config.locale or ctx.locale or "en-us",
-            user_id=config.user_id or case.user or ctx.user_id or "test-user",
-            team_id=config.team_id or case.team or ctx.team_id or "test-team",
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
             chat_id=chat_id,
             metadata=metadata,
             authorized=dict(ctx.authorized),
@@ -312,10 +325,11 @@ class EvalRunner:
 
     def _hook_context(self, case: Case) -> EvalContext:
         ctx = self.config.context
+        locale, user_id, team_id = self.config.identity(case)
         return EvalContext(
-            locale=self.config.locale or ctx.locale or "en-us",
-            user_id=self.config.user_id or case.user or ctx.user_id or "test-user",
-            team_id=self.config.team_id or case.team or ctx.team_id or "test-team",
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
             chat_id=ctx.chat_id,
             metadata={**ctx.metadata, **case.metadata},
             authorized=dict(ctx.authorized),

@@ -298,12 +298,13 @@ async def _run_cases(
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
         config.done = frozenset((r["id"], r.get("run")) for r in kept)
     started_at = datetime.now(UTC)
+    locale, user_id, team_id = config.identity()
     header = {
         "type": "header",
         "environment": {
-            "user_id": config.user_id or config.context.user_id or "test-user",
-            "team_id": config.team_id or config.context.team_id or "test-team",
-            "locale": config.locale or config.context.locale or "en-us",
+            "user_id": user_id,
+            "team_id": team_id,
+            "locale": locale,
             "chat_id": config.context.chat_id or None,
             "metadata": config.context.metadata or None,
         },
