@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.assistant.session import RequestOptions
 from agentcli.errors import AgentCliError, ConfigError
 from agentcli.eval.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.cases import Case, CaseInfo, Checkpoint
@@ -31,6 +30,7 @@ from agentcli.eval.inputs import messages_text
 from agentcli.eval.matching import extract_json, output_text
 from agentcli.eval.results import AssertionResult, CaseResult, ToolCallRecord, Trace
 from agentcli.eval.runner import trace_of
+from agentcli.eval.services import ask_helper
 
 if TYPE_CHECKING:
     from agentcli.assistant.session import AssistantRegistry
@@ -254,14 +254,12 @@ class _Dialogue:
             [p["id"] for p in self.points if p["reached"]],
             self._pending(required_only=False),
         )
-        options = RequestOptions(
-            connector=sim_options.connector if sim_options else None,
+        reply = await ask_helper(
+            simulator,
+            "simulator",
+            request,
             chat_id=f"simulator-{case.id}",
-            metadata={"test_mode": "simulator"},
-            skip={"history": True, "trace": True},
-        )
-        reply = await simulator.conversation(options).send(
-            json.dumps(request, ensure_ascii=False, default=str)
+            connector=sim_options.connector if sim_options else None,
         )
         if reply.status in ("failed", "aborted") or reply.error:
             raise ValueError(reply.error or f"the simulator's turn {reply.status}")

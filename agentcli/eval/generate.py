@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from agentcli.assistant.hooks import call_user_function
-from agentcli.assistant.session import RequestOptions
 from agentcli.errors import AgentCliError, CaseFileError, ConfigError
 from agentcli.eval.casefile import SCHEMA_PATH, json_name
 from agentcli.eval.cases import Case, parse_case
 from agentcli.eval.matching import extract_json
-from agentcli.eval.services import HookRunner
+from agentcli.eval.services import HookRunner, ask_helper
 
 if TYPE_CHECKING:
     from agentcli.assistant.session import Assistant, AssistantRegistry
@@ -153,15 +152,7 @@ async def generate_cases(
 async def _ask_agent(
     ref: GeneratorRef, registry: AssistantRegistry, request: dict[str, Any]
 ) -> Any:
-    generator = registry.get(ref.name)
-    options = RequestOptions(
-        chat_id="generator",
-        metadata={"test_mode": "generator"},
-        skip={"history": True, "trace": True},
-    )
-    reply = await generator.conversation(options).send(
-        json.dumps(request, ensure_ascii=False, default=str)
-    )
+    reply = await ask_helper(registry.get(ref.name), "generator", request, chat_id="generator")
     if reply.status in ("failed", "aborted") or reply.error:
         raise ConfigError(f"{ref.label}: generator agent error: {reply.error or reply.status}")
     return reply.next if isinstance(reply.next, list | dict) else reply.text

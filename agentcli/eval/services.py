@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcli.assistant.hooks import call_user_function
 from agentcli.assistant.package import AssistantPackage
+from agentcli.assistant.request import Reply
 from agentcli.assistant.session import AssistantRegistry, RequestOptions
 from agentcli.assistant.tools import check_src_function, load_src_function
 from agentcli.errors import AgentCliError, HookError
@@ -95,6 +96,27 @@ def parse_verdict(text: Any) -> dict[str, Any]:
     return {**data, "passed": passed, "reason": str(data.get("reason") or "")}
 
 
+async def ask_helper(
+    assistant: Any,
+    mode: str,
+    request: dict[str, Any],
+    *,
+    chat_id: str,
+    connector: str | None = None,
+) -> Reply:
+    """Send ``request`` as JSON to a helper assistant (validator, simulator, generator) in a
+    fresh chat marked ``test_mode: <mode>``, without history or trace."""
+    conversation = assistant.conversation(
+        RequestOptions(
+            connector=connector,
+            chat_id=chat_id,
+            metadata={"test_mode": mode},
+            skip={"history": True, "trace": True},
+        )
+    )
+    return await conversation.send(json.dumps(request, ensure_ascii=False, default=str))
+
+
 async def judge_with_agent(
     registry: AssistantRegistry,
     use: str,
@@ -110,15 +132,9 @@ async def judge_with_agent(
     request = {"output": output, "input": case_input, "criteria": criteria}
     request.update(options.get("metadata") or {})
     validator = registry.get(use.removeprefix("agents:"))
-    conversation = validator.conversation(
-        RequestOptions(
-            connector=options.get("connector"),
-            chat_id="validator",
-            metadata={"test_mode": "validator"},
-            skip={"history": True, "trace": True},
-        )
+    reply = await ask_helper(
+        validator, "validator", request, chat_id="validator", connector=options.get("connector")
     )
-    reply = await conversation.send(json.dumps(request, ensure_ascii=False, default=str))
     if reply.error:
         raise ValueError(f"validator agent error: {reply.error}")
     verdict = parse_verdict(reply.text or reply.output)
