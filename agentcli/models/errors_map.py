@@ -24,17 +24,14 @@ from agentcli.errors import (
     RateLimited,
 )
 from agentcli.models.retry import parse_retry_after
-from agentcli.secrets import CREDENTIAL_PATTERNS, redact_text
+from agentcli.secrets import REDACTED, redact_text
 
 __all__ = ["HttpStatusError", "map_error", "redact"]
 
 _MAX_DETAIL = 300
-_REDACTED = "[redacted]"
-_SECRET_PATTERNS = [
-    *CREDENTIAL_PATTERNS,
-    # Long mixed letter-and-digit runs: opaque keys of providers we do not know by prefix.
-    re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{32,}\b"),
-]
+# Beyond what redact_text knows: long mixed letter-and-digit runs, the opaque keys of
+# providers we do not know by prefix (a provider's error may quote one).
+_OPAQUE_KEY = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{32,}\b")
 # Wrapper prefixes litellm and the SDK stack in front of the provider's own words.
 _PREFIX = re.compile(
     r"^(?:litellm\.\w+:\s*|\w+(?:Error|Exception|Timeout):\s*|\w+Exception\s*-\s*|"
@@ -72,14 +69,8 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """Replace the given secrets and anything shaped like a key or token."""
     for secret in secrets:
         if secret and len(secret) >= 4:
-            text = text.replace(secret, _REDACTED)
-    text = redact_text(text)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda m: (m.group(1) if m.groups() else "") + _REDACTED,
-            text,
-        )
-    return text
+            text = text.replace(secret, REDACTED)
+    return _OPAQUE_KEY.sub(REDACTED, redact_text(text))
 
 
 class HttpStatusError(Exception):
