@@ -96,7 +96,7 @@ class LlmCalls(_Fanout):
         self._ctx = ctx
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from agentcli.models.base import ModelSettings, ResponseDone, TextDelta
+        from agentcli.models.base import ModelSettings, collect
 
         connector = str(request.get("connector") or "")
         options = dict(request.get("options") or {})
@@ -109,14 +109,8 @@ class LlmCalls(_Fanout):
                 tool_choice=options.pop("tool_choice", None),
                 extra=options,
             )
-            response = None
-            async for part in model.stream(_as_messages(request.get("messages")), [], settings):
-                if isinstance(part, TextDelta) and on_chunk is not None:
-                    on_chunk(part.text)
-                elif isinstance(part, ResponseDone):
-                    response = part.response
-            if response is None:
-                raise RuntimeError(f"connector {connector!r} ended its stream without a response")
+            messages = _as_messages(request.get("messages"))
+            response = await collect(model, messages, [], settings, on_text=on_chunk)
         except Exception as error:
             return {"connector": connector, "content": None, "error": str(error)}
         return {

@@ -28,6 +28,12 @@ def debug_enabled() -> bool:
     return _debug["on"]
 
 
+def report(error: AgentCliError) -> None:
+    """``error: ...`` (and its hint) on stderr, redacted."""
+    sys.stderr.write(f"error: {redact_text(str(error))}\n")
+    sys.stderr.flush()
+
+
 def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap a command so an ``AgentCliError`` prints ``error: ...`` on stderr and exits with
     its code."""
@@ -39,8 +45,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         except AgentCliError as error:
             if _debug["on"]:
                 raise
-            sys.stderr.write(f"error: {redact_text(str(error))}\n")
-            sys.stderr.flush()
+            report(error)
             raise typer.Exit(error.exit_code) from None
 
     return wrapper

@@ -75,8 +75,10 @@ def main() -> None:
             raise
         from agentcli.secrets import redact_text
 
-        if isinstance(error, AgentCliError):
-            sys.stderr.write(f"error: {redact_text(str(error))}\n")
+        if isinstance(error, AgentCliError):  # raised outside a command (guarded covers those)
+            from agentcli.cli.errors import report
+
+            report(error)
             sys.exit(error.exit_code)
         sys.stderr.write(
             f"error: internal error: {type(error).__name__}: {redact_text(str(error))}\n"

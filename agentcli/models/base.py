@@ -14,7 +14,7 @@ from above.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -188,11 +188,15 @@ async def collect(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     settings: ModelSettings | None = None,
+    on_text: Callable[[str], Any] | None = None,
 ) -> ModelResponse:
-    """Run a stream to the end and return the final response."""
+    """Run a stream to the end and return the final response (``on_text`` sees each piece
+    of text as it arrives)."""
     final: ModelResponse | None = None
     async for part in model.stream(messages, tools or [], settings or ModelSettings()):
-        if isinstance(part, ResponseDone):
+        if isinstance(part, TextDelta) and on_text is not None:
+            on_text(part.text)
+        elif isinstance(part, ResponseDone):
             final = part.response
     if final is None:
         from agentcli.errors import ProviderError
