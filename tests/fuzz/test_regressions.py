@@ -72,3 +72,34 @@ def test_the_console_redacts_secrets_on_a_terminal_too(monkeypatch) -> None:
     finally:
         monkeypatch.delenv("EXAMPLE_API_KEY")
         refresh_secrets()
+
+
+def test_a_turn_whose_checkpoints_reached_is_not_a_list_renders_in_every_format(tmp_path):
+    """Found by the results-file fuzzer: ``"checkpoints_reached": true`` in a hand-edited
+    file made the Markdown and HTML transcripts raise."""
+    import json
+
+    from agentcli.eval.extract import extract
+    from agentcli.eval.reports import read_results, writer_for
+
+    path = tmp_path / "results.jsonl"
+    lines = [
+        {"type": "header"},
+        {
+            "type": "result",
+            "id": "done",
+            "status": "passed",
+            "turns": [
+                {"turn": 1, "output": "ok", "checkpoints_reached": True},
+            ],
+        },
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    report = read_results(path)
+    extract(path, tmp_path / "md", "markdown")
+    for suffix in (".md", ".html"):
+        writer = writer_for(tmp_path / f"report{suffix}")
+        writer.open({"type": "header"})
+        writer.add(report.results[0])
+        writer.close({}, None)
+        assert "Turn 1" in (tmp_path / f"report{suffix}").read_text(encoding="utf-8")

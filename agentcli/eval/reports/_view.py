@@ -244,6 +244,12 @@ def turns_of(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
 
 
+def reached_of(turn: dict[str, Any]) -> list[str]:
+    """The checkpoint ids a turn reached (a hand-edited file may hold anything there)."""
+    listed = turn.get("checkpoints_reached")
+    return [str(c) for c in listed] if isinstance(listed, list) else []
+
+
 def checkpoints_of(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Checkpoint states as a list: ours is a list, Yao's a map keyed by id."""
     points = result.get("checkpoints")

@@ -27,6 +27,7 @@ from ._view import (
     format_percent,
     input_text,
     one_line,
+    reached_of,
     runs_by_id,
     stability_view,
     status_of,
@@ -208,7 +209,7 @@ def _transcript(turns: list[dict[str, Any]]) -> str:
     """A dynamic case's conversation, turn by turn."""
     items = []
     for turn in turns:
-        reached = ", ".join(str(c) for c in turn.get("checkpoints_reached") or [])
+        reached = ", ".join(reached_of(turn))
         head = f"Turn {_e(turn.get('turn', '?'))} · {format_duration(turn.get('duration_ms'))}"
         if reached:
             head += f' · <span class="ok">✓ {_e(reached)}</span>'

@@ -19,6 +19,7 @@ from ._view import (
     format_k,
     format_percent,
     input_text,
+    reached_of,
     status_of,
     tool_calls_of,
     turns_of,
@@ -152,7 +153,7 @@ def _transcript(turns: list[dict[str, Any]], hashes: str, limit: int | None) -> 
     """The conversation of a dynamic case, turn by turn."""
     parts = []
     for turn in turns:
-        reached = [str(c) for c in turn.get("checkpoints_reached") or []]
+        reached = reached_of(turn)
         title = (
             f"{hashes} Turn {turn.get('turn', '?')} ({format_duration(turn.get('duration_ms'))})"
         )
