@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -128,13 +129,18 @@ def eval_command(
         retries=retries,
         resume=resume,
     )
+    from agentcli.capture import routed_output
+
     if json_events:
+        from agentcli.cli.stdout import private_stdout
         from agentcli.eval.console import JsonEvents
 
-        view = JsonEvents()
+        with private_stdout() as events, routed_output(stdout=sys.stderr):
+            code = asyncio.run(run_eval(request, JsonEvents(events)))
     else:
         from agentcli.eval.console import ConsoleView
 
         view = ConsoleView(verbose=verbose)
-    code = asyncio.run(run_eval(request, view))
+        with routed_output():
+            code = asyncio.run(run_eval(request, view))
     raise typer.Exit(code)

@@ -65,9 +65,17 @@ def main() -> None:
     _register()
     try:
         app()
+    except SystemExit as leaving:
+        if leaving.code == 130:  # a command stopped by a signal, after writing what it had
+            from agentcli.interrupts import leave_interrupted
+
+            leave_interrupted()
+        raise
     except KeyboardInterrupt:
+        from agentcli.interrupts import leave_interrupted
+
         sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        leave_interrupted()
     except Exception as error:
         from agentcli.errors import AgentCliError
 

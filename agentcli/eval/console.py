@@ -54,7 +54,9 @@ class ConsoleView:
     def __init__(
         self, console: Console | None = None, *, verbose: bool = False, progress: bool | None = None
     ) -> None:
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        # The stream is pinned: while a case runs, sys.stdout is the router that keeps what
+        # user code prints (agentcli.capture), and the view must not print into it.
+        self.console = console or Console(file=sys.stdout, highlight=False, soft_wrap=True)
         self.verbose = verbose
         # Interactive, not merely a terminal: a dumb terminal or TTY_INTERACTIVE=0 (rich's
         # switch) gets the result lines without a live bar.
@@ -210,6 +212,8 @@ class ConsoleView:
                             style="bright_black",
                         )
                     )
+            for line in _printed(result):
+                self._print(line)
             if result.output is not None:
                 self._print(
                     Text(
@@ -255,6 +259,7 @@ class ConsoleView:
                 if point["required"] and not point["reached"]:
                     why = f": {point['message']}" if point.get("message") else ""
                     lines.append(_verbose(f"  ✗ checkpoint: {point['id']} not reached{why}"))
+            lines.extend(_printed(result))
         lines.append(
             Text.assemble(
                 "  └─ ",
@@ -379,6 +384,14 @@ def _verbose(message: str) -> Text:
     return Text(f"  │ {message}", style="bright_black")
 
 
+def _printed(result: Any) -> list[Text]:
+    """``│ stdout: ...`` lines: what the case's hooks, tools and scripts printed."""
+    return [
+        Text(f"  │ {entry['stream']}: {entry['text']}", style="bright_black")
+        for entry in result.logs or []
+    ]
+
+
 class JsonEvents:
     """``--json``: one JSON object per line on stdout, nothing else there."""
 
@@ -392,10 +405,21 @@ class JsonEvents:
 
     def on_event(self, event: RunEvent) -> None:
         """Translate a runner event."""
-        if event.case is not None and event.case.is_dynamic:
+        if event.type == "output" and event.case is not None:
+            data: dict[str, Any] = {
+                "type": "log",
+                "level": "warning" if event.stream == "stderr" else "info",
+                "id": event.case.id,
+                "stream": event.stream,
+                "message": event.message,
+            }
+            if event.run:
+                data["run"] = event.run
+            self.emit(data)
+        elif event.case is not None and event.case.is_dynamic:
             self._dynamic(event)
         elif event.type == "test_start" and event.case is not None:
-            data: dict[str, Any] = {
+            data = {
                 "type": "test_start",
                 "id": event.case.id,
                 "input": input_text(event.case)[:200],

@@ -8,7 +8,7 @@ diffable and Yao tooling reads them) and reads back through ``from_dict``. Key o
 - usage: ``input_tokens, output_tokens, total_tokens, cost``
 - ``AssertionResult``: ``type, passed, message[, expected][, actual][, path][, verdict]``
 - ``CaseResult``: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts]``
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs]``
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``
 
@@ -207,6 +207,7 @@ class CaseResult:
     turns: list[dict[str, Any]] | None = None
     checkpoints: list[dict[str, Any]] | None = None
     attempts: int | None = None
+    logs: list[dict[str, str]] | None = None  # what the case's code printed: {stream, text}
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -235,7 +236,7 @@ class CaseResult:
             data["trace"] = self.trace.to_dict()
         if self.metadata:
             data["metadata"] = self.metadata
-        for key in ("run", "turns", "checkpoints", "attempts"):
+        for key in ("run", "turns", "checkpoints", "attempts", "logs"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -260,6 +261,7 @@ class CaseResult:
             turns=data.get("turns"),
             checkpoints=data.get("checkpoints"),
             attempts=data.get("attempts"),
+            logs=data.get("logs") if isinstance(data.get("logs"), list) else None,
         )
 
 

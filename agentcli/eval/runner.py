@@ -10,14 +10,17 @@ buffered when a run is interrupted, so nothing finished is lost.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
+from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.assertions import AssertionEnv, Subject, evaluate, output_under_test
 from agentcli.eval.cases import Case
@@ -28,6 +31,18 @@ from agentcli.models.retry import RETRY_LOG
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
 
 DEFAULT_TIMEOUT = 300.0
+# After an interrupt, hooks still running (a Before, an After, AfterAll) get this long to
+# finish their clean-up before the run leaves them behind; a second signal cuts it short.
+DEFAULT_STOP_GRACE = 5.0
+
+
+def stop_grace() -> float:
+    """The grace period after an interrupt: ``AGENTCLI_STOP_GRACE`` seconds, else 5."""
+    try:
+        value = float(os.environ.get("AGENTCLI_STOP_GRACE", DEFAULT_STOP_GRACE))
+    except ValueError:
+        return DEFAULT_STOP_GRACE
+    return min(max(value, 0.0), 3600.0) if value == value else DEFAULT_STOP_GRACE
 
 
 class BeforeAllFailed(HookError):
@@ -76,12 +91,13 @@ class EvalConfig:
 class RunEvent:
     """Something the console or ``--json`` stream shows: ``type`` names it."""
 
-    type: str  # test_start | test_result | log
+    type: str  # test_start | test_result | log | output (a line the case's code printed)
     case: Case | None = None
     run: int | None = None
     result: CaseResult | None = None
     level: str = "info"
     message: str = ""
+    stream: str | None = None  # output: stdout | stderr
 
 
 @dataclass(slots=True)
@@ -132,6 +148,8 @@ class EvalRunner:
         self.hooks = HookRunner(config.assistant.package)
         self.env = AssertionEnv(judge=self._judge, script=self.hooks.resolve)
         self._stop = asyncio.Event()
+        self._give_up = asyncio.Event()  # set when hooks still running are left behind
+        self._grace: asyncio.TimerHandle | None = None
         self.delivered = 0
         self._finished: list[dict[str, Any]] = []
 
@@ -149,6 +167,86 @@ class EvalRunner:
         """A log line for the console / NDJSON stream."""
         self.on_event(RunEvent("log", level=level, message=message))
 
+    def interrupt(self, grace: float) -> None:
+        """Stop taking cases; hooks still running get ``grace`` more seconds (0: none)."""
+        self._stop.set()
+        if grace <= 0:
+            self._give_up.set()
+        elif self._grace is None:
+            self._grace = asyncio.get_running_loop().call_later(grace, self._give_up.set)
+
+    async def _settle(self, hook: asyncio.Future[Any], what: str) -> asyncio.Future[Any] | None:
+        """Wait for a hook that cannot be stopped half-way (a sync one runs on in its thread)
+        to end, but once the run is stopping no longer than its grace period: the finished
+        hook, or None when it was left running."""
+        if not hook.done():
+            giving_up = asyncio.ensure_future(self._give_up.wait())
+            try:
+                await asyncio.wait((hook, giving_up), return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                self._leave_behind(hook, what)
+                raise
+            finally:
+                giving_up.cancel()
+        if hook.done():
+            return hook
+        self._leave_behind(hook, what)
+        return None
+
+    def _leave_behind(self, hook: asyncio.Future[Any], what: str) -> None:
+        if not hook.done():
+            hook.add_done_callback(_ignore_outcome)
+            self.log(f"{what} was still running when the run stopped: left behind", "warning")
+
+    def _printer(self, case: Case | None, run: int | None) -> Callable[[str, str], None]:
+        """Turns a line that code printed into an ``output`` event (or, outside a case, a log
+        line), delivered on the loop's thread even when a hook's thread printed it."""
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def on_line(stream: str, line: str) -> None:
+            if case is None:
+                event = RunEvent("log", level="info", message=line)
+            else:
+                event = RunEvent("output", case=case, run=run, message=line, stream=stream)
+            if threading.get_ident() == loop_thread:
+                self.on_event(event)
+                return
+            try:
+                loop.call_soon_threadsafe(self.on_event, event)
+            except RuntimeError:  # the run is over (a hook left behind still prints)
+                pass
+
+        return on_line
+
+    async def _captured(
+        self, case: Case, run: int | None, body: Callable[[], Awaitable[CaseResult]]
+    ) -> CaseResult:
+        """``body``'s result with what the case's code printed as its ``logs``, between the
+        ``test_start`` and ``test_result`` events."""
+        self.on_event(RunEvent("test_start", case=case, run=run))
+        sink = OutputSink(self._printer(case, run))
+        with capturing(sink):
+            try:
+                result = await body()
+            finally:
+                logs = sink.close()
+        result.logs = logs or None
+        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+        return result
+
+    async def _call_run_hook(self, label: str, ref: str, *args: Any) -> Any:
+        """BeforeAll or AfterAll: what it prints becomes log lines (``BeforeAll: ...``)."""
+        printer = self._printer(None, None)
+        sink = OutputSink(lambda stream, line: printer(stream, f"{label}: {line}"))
+        with capturing(sink):
+            hook = asyncio.ensure_future(self.hooks.call(ref, *args))
+        try:
+            finished = await self._settle(hook, label)
+        finally:
+            sink.close()
+        return None if finished is None else finished.result()
+
     # -- the run -----------------------------------------------------------------------
 
     async def run(self, cases: Iterable[Case]) -> RunOutcome:
@@ -164,8 +262,8 @@ class EvalRunner:
             self.log(f"BeforeAll: {config.before_all}")
             active = [{"id": c.id, "input": c.input, "metadata": c.metadata} for c in selected]
             try:
-                outcome.before_all_data = await self.hooks.call(
-                    config.before_all, config.context, active
+                outcome.before_all_data = await self._call_run_hook(
+                    "BeforeAll", config.before_all, config.context, active
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
@@ -226,8 +324,12 @@ class EvalRunner:
             return
         self.log(f"AfterAll: {self.config.after_all}")
         try:
-            await self.hooks.call(
-                self.config.after_all, self.config.context, self._finished, before_all_data
+            await self._call_run_hook(
+                "AfterAll",
+                self.config.after_all,
+                self.config.context,
+                self._finished,
+                before_all_data,
             )
         except AgentCliError as error:
             self.log(f"afterAll script failed: {error}", "warning")
@@ -272,11 +374,14 @@ class EvalRunner:
 
     async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
         """Run one case (Before -> agent -> assertions -> After) into a result."""
-        self.on_event(RunEvent("test_start", case=case, run=run))
         if case.skip:
+            self.on_event(RunEvent("test_start", case=case, run=run))
             result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
             self.on_event(RunEvent("test_result", case=case, run=run, result=result))
             return result
+        return await self._captured(case, run, lambda: self._run_with_hooks(case, run))
+
+    async def _run_with_hooks(self, case: Case, run: int | None) -> CaseResult:
         started = time.perf_counter()
         hook_ctx = self._hook_context(case)
         before_data: Any = None
@@ -288,31 +393,39 @@ class EvalRunner:
                 await self._after_cancelled_before(case, hook_ctx, before)
                 raise
             except AgentCliError as error:
-                result = self._error(case, run, f"before script failed: {error}", started)
-                self.on_event(RunEvent("test_result", case=case, run=run, result=result))
-                return result
+                return self._error(case, run, f"before script failed: {error}", started)
         try:
             result = await self._execute(case, run, started)
         except asyncio.CancelledError:
             if case.after:
-                await asyncio.shield(self._after(case, hook_ctx, None, before_data))
+                after = asyncio.ensure_future(self._after(case, hook_ctx, None, before_data))
+                await self._settle(after, f"the After hook of {case.id}")
             raise
         if case.after:
-            await self._after(case, hook_ctx, result, before_data)
-        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+            after = asyncio.ensure_future(self._after(case, hook_ctx, result, before_data))
+            try:
+                await asyncio.shield(after)
+            except asyncio.CancelledError:
+                # The case had finished: its result stands, and its After hook gets what the
+                # grace period allows.
+                await self._settle(after, f"the After hook of {case.id}")
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
         return result
 
     async def _after_cancelled_before(
         self, case: Case, ctx: EvalContext, before: asyncio.Future[Any]
     ) -> None:
-        """Cancelled while Before ran: a hook cannot be stopped half-way (a sync one runs on in
-        its thread), so let it finish and, if it succeeded, run After to clean up after it."""
-        try:
-            data = await asyncio.shield(before)
-        except AgentCliError:
+        """Cancelled while Before ran: a hook cannot be stopped half-way, so let it finish
+        (within the grace period of a stopping run) and, if it succeeded, run After to clean
+        up after it."""
+        finished = await self._settle(before, f"the Before hook of {case.id}")
+        if finished is None or finished.cancelled() or finished.exception() is not None:
             return
         if case.after:
-            await asyncio.shield(self._after(case, ctx, None, data))
+            after = asyncio.ensure_future(self._after(case, ctx, None, finished.result()))
+            await self._settle(after, f"the After hook of {case.id}")
 
     async def _after(
         self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any
@@ -445,6 +558,12 @@ def _hook_summary(result: CaseResult) -> dict[str, Any]:
     if result.run is not None:
         summary["run"] = result.run
     return summary
+
+
+def _ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """Retrieve the outcome of a hook left behind, so asyncio does not report it as lost."""
+    if not future.cancelled():
+        future.exception()
 
 
 def failed(result: CaseResult) -> bool:

@@ -35,7 +35,7 @@ from agentcli.assistant.package import AssistantPackage, package_file
 from agentcli.errors import ConfigError
 from agentcli.eval.cases import Case
 from agentcli.eval.results import CaseResult
-from agentcli.eval.runner import EvalConfig, EvalRunner, RunEvent
+from agentcli.eval.runner import EvalConfig, EvalRunner
 from agentcli.eval.script_assert import StopTest, T
 from agentcli.eval.services import judge_with_agent
 from agentcli.pysource import load_source_module
@@ -141,10 +141,8 @@ class ScriptTestRunner(EvalRunner):
 
     async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
         """Run the test function named by ``case.id``."""
-        self.on_event(RunEvent("test_start", case=case, run=run))
-        result = await self.run_test(case.id, self.suite.functions[case.id], run)
-        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
-        return result
+        function = self.suite.functions[case.id]
+        return await self._captured(case, run, lambda: self.run_test(case.id, function, run))
 
     async def run_test(
         self, name: str, function: Callable[..., Any], run: int | None = None

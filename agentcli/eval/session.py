@@ -38,12 +38,14 @@ from agentcli.eval.runner import (
     EvalConfig,
     EvalRunner,
     failed,
+    stop_grace,
     trace_of,
 )
 from agentcli.eval.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
 from agentcli.eval.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.sharding import in_shard, parse_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
+from agentcli.interrupts import note_interrupt
 
 __all__ = ["EvalRequest", "run_eval"]
 
@@ -356,19 +358,31 @@ async def _run_cases(
     view.start_progress(len(selected) * config.runs)
     clock = time.perf_counter()
     interrupted = False
+    signals = 0
+    grace = stop_grace()
     before_all_data: Any = None
     run_task = asyncio.ensure_future(runner.run(cases))
     loop = asyncio.get_running_loop()
 
-    def on_signal() -> None:
-        nonlocal interrupted
-        if interrupted:
-            os._exit(EXIT_INTERRUPTED)  # a second signal leaves at once
-        interrupted = True
-        run_task.cancel()
+    def on_signal(signum: int) -> None:
+        nonlocal interrupted, signals
+        signals += 1
+        if signals == 1:  # stop: finished results, the summary, clean-up within the grace
+            interrupted = True
+            note_interrupt(signum)
+            view.warning(
+                f"Stopping: hooks still running get {grace:g}s to finish "
+                "(a second Ctrl-C stops them now)"
+            )
+            runner.interrupt(grace)
+            run_task.cancel()
+        elif signals == 2:  # leave the hooks behind now; the summary is still written
+            runner.interrupt(0)
+        else:
+            os._exit(EXIT_INTERRUPTED)
 
     for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, on_signal)
+        loop.add_signal_handler(signum, on_signal, signum)
     failed_before_all: BeforeAllFailed | None = None
     # Everything loaded so far (modules, the package, every case's summary) lives for the
     # whole run: frozen, the collector's full passes skip it instead of walking it again
@@ -378,30 +392,35 @@ async def _run_cases(
     if freeze:
         gc.freeze()
     try:
-        outcome = await run_task
-        before_all_data = outcome.before_all_data
-    except asyncio.CancelledError:
-        if not interrupted:
-            raise
-        runner.flush_finished()
-    except BeforeAllFailed as error:
-        failed_before_all = error
+        try:
+            outcome = await run_task
+            before_all_data = outcome.before_all_data
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+            runner.flush_finished()
+        except BeforeAllFailed as error:
+            failed_before_all = error
+        finally:
+            if freeze:
+                gc.unfreeze()
+            view.stop_progress()
+        duration_ms = int((time.perf_counter() - clock) * 1000)
+        summary = summary_from_counts(
+            counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
+        )
+        stability = tracker.results() if tracker is not None else []
+        if tracker is not None:
+            summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+            summary["runs_per_case"] = config.runs
+        # The summary goes to disk before AfterAll runs: a hook that hangs cannot cost it.
+        writer.close(summary, [s.to_dict() for s in stability] or None)
     finally:
-        if freeze:
-            gc.unfreeze()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-        view.stop_progress()
-        await runner.after_all(before_all_data)
-    duration_ms = int((time.perf_counter() - clock) * 1000)
-    summary = summary_from_counts(
-        counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
-    )
-    stability = tracker.results() if tracker is not None else []
-    if tracker is not None:
-        summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
-        summary["runs_per_case"] = config.runs
-    writer.close(summary, [s.to_dict() for s in stability] or None)
+        try:
+            await runner.after_all(before_all_data)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
     if failed_before_all is not None:
         view.error(f"beforeAll script failed: {failed_before_all}")
         return EXIT_USAGE

@@ -245,7 +245,7 @@ def test_sigint_keeps_every_finished_result(project):
     time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=20)
-    assert process.returncode == 130, stderr
+    assert process.returncode == -signal.SIGINT, stderr  # ends by SIGINT: a shell sees 130
     loaded = read_results(out)
     assert [r["id"] for r in loaded.results] == ["fast0", "fast1", "fast2"]
     assert loaded.summary is not None and loaded.summary["total"] == 3
