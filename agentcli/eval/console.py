@@ -9,6 +9,7 @@ honoured by rich.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from typing import Any, TextIO
@@ -25,6 +26,7 @@ from agentcli.secrets import redact_data, redact_text
 __all__ = ["ConsoleView", "JsonEvents", "format_duration"]
 
 RULE_WIDTH = 63
+_WORD = re.compile(r"\S+")
 _FLUSH_EVERY = 0.125  # seconds between batched prints under a live progress bar
 STABILITY_STYLES = {
     "stable": ("Stable", "green"),
@@ -42,9 +44,22 @@ STATUS_STYLES = {
 }
 
 
+# How much of a long text a preview reads: past the shown characters, enough that a secret
+# cut by the edge is still recognised and redacted before it is cut.
+_PREVIEW_MARGIN = 4096
+
+
 def preview(text: str, limit: int = 50) -> str:
-    """Whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
-    flat = redact_text(" ".join(text.split()))
+    """Whitespace collapsed, cut to ``limit`` characters with an ellipsis (a long text is
+    read only as far as the preview needs)."""
+    words: list[str] = []
+    length = 0
+    for word in _WORD.finditer(text):
+        words.append(word.group())
+        length += len(word.group()) + 1
+        if length > limit + _PREVIEW_MARGIN:
+            break
+    flat = redact_text(" ".join(words))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
