@@ -12,9 +12,10 @@ The first rule whose ``when`` holds wins::
         say: "Submitted: {{ result.id }}"
       - say: ["First default", "Second default"]    # cycled per use of this rule
 
-Conditions (all given ones must hold): ``user`` — ``re.search`` on the last user message,
-and the last message must be the user's (so a rule that calls a tool does not fire again
-on that tool's result); ``tool_result`` — the conversation ends with a result of that tool;
+Conditions (all given ones must hold): ``user`` — ``re.search`` on the last user message
+(bounded in time by :mod:`agentcli.patterns`: a pattern that backtracks past the bound fails
+that model call), and the last message must be the user's (so a rule that calls a tool does
+not fire again on that tool's result); ``tool_result`` — the conversation ends with a result of that tool;
 ``turn`` — the conversation holds exactly N user messages (it does not look at the last
 message, so combine it with ``user`` or ``tool_result`` to pin one step).
 
@@ -56,6 +57,7 @@ from agentcli.models.offline import (
     tool_names,
     yaml_path,
 )
+from agentcli.patterns import Pattern, PatternTimeout, compile_pattern
 
 __all__ = ["ScriptedModel"]
 
@@ -78,7 +80,7 @@ class _MatchView:
 
     __slots__ = ("_groups", "_named")
 
-    def __init__(self, found: re.Match[str] | None = None) -> None:
+    def __init__(self, found: Any = None) -> None:  # a regex.Match (re.Match-like) or None
         self._groups = [found.group(0), *found.groups(default="")] if found else []
         self._named = found.groupdict(default="") if found else {}
 
@@ -156,7 +158,7 @@ def _render(value: Any, variables: dict[str, Any]) -> Any:
 @dataclass(slots=True)
 class _Rule:
     index: int
-    user: re.Pattern[str] | None = None
+    user: Pattern | None = None
     tool_result: str | None = None
     turn: int | None = None
     says: list[Any] = field(default_factory=list)
@@ -292,8 +294,8 @@ class ScriptedModel:
                 if not isinstance(value, str):
                     raise self._fail(where, "must be a regular expression string")
                 try:
-                    rule.user = re.compile(value)
-                except re.error as exc:
+                    rule.user = compile_pattern(value)
+                except ValueError as exc:
                     raise self._fail(where, f"invalid regex {value!r}: {exc}") from None
             elif key == "tool_result":
                 if not isinstance(value, str) or not value:
@@ -380,7 +382,13 @@ class ScriptedModel:
 
     def _reply(self, conversation: _Conversation) -> tuple[str, list[ToolCallSpec], _Rule | None]:
         for rule in self._rules:
-            found = self._holds(rule, conversation)
+            try:
+                found = self._holds(rule, conversation)
+            except PatternTimeout as exc:  # a broken rule file, like a failing template
+                raise ProviderError(
+                    f"{self.source}: rules[{rule.index}].when.user: {exc.message}",
+                    retryable=False,
+                ) from None
             if found is None:
                 continue
             match, result = found
