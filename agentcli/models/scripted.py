@@ -25,7 +25,8 @@ arguments}`` or a list of them; both may be given. A call name matches a tool th
 that name or whose name ends with ``__<name>`` (tools are exposed as ``<server>__<tool>``).
 When no rule holds the reply is ``[scripted] no rule in <file> matched ...``.
 
-Templates use Jinja2's sandboxed environment with ``match`` (``match[0]`` the whole match,
+Templates use Jinja2's sandboxed environment (:mod:`agentcli.sandbox`: the output and every value
+in it are bounded to 1,000,000 characters) with ``match`` (``match[0]`` the whole match,
 ``match[1]``... the groups, ``match.<name>`` named groups), ``result`` (the last tool result,
 JSON-decoded when it is JSON), ``user``, ``turn``, ``messages`` and ``tools`` (names). A
 string that is exactly one ``{{ expression }}`` inside ``call`` arguments or a JSON reply
@@ -39,7 +40,6 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ from agentcli.models.offline import (
     yaml_path,
 )
 from agentcli.patterns import Pattern, PatternTimeout, compile_pattern
+from agentcli.sandbox import environment, render, size_checked
 
 __all__ = ["ScriptedModel"]
 
@@ -66,13 +67,6 @@ _TOP_KEYS = ("name", "rules", "delay", "chunk_delay")
 _RULE_KEYS = ("when", "say", "call", "delay", "chunk_delay")
 _WHEN_KEYS = ("user", "tool_result", "turn")
 _CALL_KEYS = ("name", "arguments")
-
-
-@cache
-def _jinja() -> Any:
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
 
 
 class _MatchView:
@@ -106,14 +100,14 @@ class _Text:
 
     def render(self, variables: dict[str, Any]) -> Any:
         if self.expression is not None:
-            value = self.expression(**variables)
+            value = size_checked(self.expression(**variables), "the expression")
             return (
                 value
                 if isinstance(value, str | int | float | bool | list | dict | None)
                 else str(value)
             )
         if self.template is not None:
-            return self.template.render(**variables)
+            return render(self.template, variables)
         return self.source
 
 
@@ -137,9 +131,9 @@ def _compile(
         whole = _NATIVE.fullmatch(value) if native else None
         try:
             if whole:
-                text.expression = _jinja().compile_expression(whole.group(1).strip())
+                text.expression = environment().compile_expression(whole.group(1).strip())
             else:
-                text.template = _jinja().from_string(value)
+                text.template = environment().from_string(value)
         except TemplateSyntaxError as exc:
             raise fail(at, f"template error: {exc.message}") from None
     return text
