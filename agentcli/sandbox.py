@@ -30,11 +30,11 @@ _WIDTH_FROM_ARGUMENT = re.compile(r"%[#0\- +]*\*|%[#0\- +]*\d*\.\*|\{[^{}]*:[^{}
 _PADDING = frozenset(("center", "ljust", "rjust", "zfill", "expandtabs"))
 
 
-def _too_large(what: str, size: int) -> Exception:
+def _too_large(what: str, size: int, verb: str = "would be") -> Exception:
     from jinja2.sandbox import SecurityError
 
     return SecurityError(
-        f"{what} would be {size:,} characters, over the template limit of {MAX_OUTPUT:,}"
+        f"{what} {verb} {size:,} characters, over the template limit of {MAX_OUTPUT:,}"
     )
 
 
@@ -216,6 +216,6 @@ def render(template: Any, variables: Mapping[str, Any]) -> str:
     for part in template.generate(variables):
         written += len(part)
         if written > MAX_OUTPUT:
-            raise _too_large("the output", written)
+            raise _too_large("the output", written, verb="reached")
         parts.append(part)
     return "".join(parts)
