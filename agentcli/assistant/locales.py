@@ -23,6 +23,7 @@ from typing import Any
 
 from agentcli.assistant.package import AssistantPackage, read_yaml
 from agentcli.errors import PackageError
+from agentcli.sandbox import environment, render
 
 __all__ = ["Locales", "flatten", "load_locales", "localize_package", "normalize_locale"]
 
@@ -76,14 +77,6 @@ class _Key:
         return self._locales.lookup(self._path, self._locale)
 
 
-@lru_cache(maxsize=1)
-def _environment() -> Any:
-    """The shared sandboxed Jinja2 environment (imported on first use: jinja2 is slow to load)."""
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
-
-
 def _key_path(node: Any) -> str | None:
     """The dotted key of a ``{{ }}`` expression, or None if it is not a plain key path."""
     from jinja2 import nodes
@@ -114,7 +107,7 @@ def _compile(text: str) -> tuple[Any, tuple[str, ...]]:
     """
     from jinja2 import TemplateSyntaxError, nodes
 
-    env = _environment()
+    env = environment()
     try:
         tree = env.parse(text)
     except TemplateSyntaxError as exc:
@@ -170,7 +163,7 @@ class Locales:
         where = f" in '{key}'" if key else ""
         try:
             template, names = _compile(text)
-            return template.render({name: _Key(self, locale, name) for name in names})
+            return render(template, {name: _Key(self, locale, name) for name in names})
         except (ValueError, TemplateError) as exc:
             raise PackageError(
                 f"invalid template{where}: {exc}",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from agentcli.eval.matching import (
     tool_name_matches,
 )
 from agentcli.eval.results import AssertionResult, ToolCallRecord, Trace, normalize_usage
+from agentcli.patterns import compile_pattern
 
 if TYPE_CHECKING:
     from agentcli.eval.cases import Assertion
@@ -312,8 +312,8 @@ def _starts_with(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
 
 @_checker("regex")
 def _regex(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
-    """``re.search(value, text)`` finds a match."""
-    if re.search(a.value, s.text):
+    """``value`` (a Python ``re`` pattern) finds a match, searched within the time bound."""
+    if compile_pattern(a.value).search(s.text):
         return Check(True, f"output matches /{a.value}/", expected=a.value)
     return Check(False, f"expected output to match /{a.value}/", expected=a.value)
 

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from agentcli.patterns import compile_pattern, pattern_problem
+
 if TYPE_CHECKING:
     from agentcli.eval.results import ToolCallRecord
 
@@ -105,14 +107,15 @@ def match_partial(actual: Any, expected: Any) -> bool:
     if isinstance(expected, str):
         text = output_text(actual)
         if expected.startswith("regex:"):
-            return re.search(expected[len("regex:") :], text) is not None
+            return compile_pattern(expected[len("regex:") :]).search(text) is not None
         # A tool may return 5 where the case says "5": compare the text forms.
         return text == expected and actual is not None
     return deep_equal(actual, expected)
 
 
 def regex_problems(value: Any, *, prefixed: bool = True) -> Iterator[str]:
-    """Problems compiling the patterns in ``value`` (``regex:`` strings nested anywhere)."""
+    """Problems compiling the patterns in ``value`` (``regex:`` strings nested anywhere),
+    with the checks of :func:`agentcli.patterns.compile_pattern` (so no pattern fails later)."""
     if isinstance(value, dict):
         for item in value.values():
             yield from regex_problems(item, prefixed=prefixed)
@@ -121,10 +124,9 @@ def regex_problems(value: Any, *, prefixed: bool = True) -> Iterator[str]:
             yield from regex_problems(item, prefixed=prefixed)
     elif isinstance(value, str) and (not prefixed or value.startswith("regex:")):
         pattern = value[len("regex:") :] if prefixed else value
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            yield f"invalid regex {show(pattern)}: {exc}"
+        problem = pattern_problem(pattern)
+        if problem:
+            yield f"invalid regex {show(pattern)}: {problem}"
 
 
 def extract_json(text: str) -> Any:

@@ -15,12 +15,12 @@ argument is put in front of the failure message.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentcli.eval.matching import deep_equal, json_type, lookup_path, output_text, show
 from agentcli.eval.results import AssertionResult
+from agentcli.patterns import compile_pattern
 
 __all__ = ["ALIASES", "Assert", "StopTest", "T"]
 
@@ -274,15 +274,16 @@ class Assert:
         )
 
     def match(self, value: Any, pattern: str, msg: str | None = None) -> bool:
-        """``re.search(pattern, str(value))`` finds a match."""
-        ok = re.search(pattern, output_text(value)) is not None
+        """``re.search(pattern, str(value))`` finds a match (searched within the time bound
+        of user patterns, :mod:`agentcli.patterns`)."""
+        ok = compile_pattern(pattern).search(output_text(value)) is not None
         return self._record(
             "Match", ok, f"expected {show(value)} to match /{pattern}/", msg, pattern, value
         )
 
     def not_match(self, value: Any, pattern: str, msg: str | None = None) -> bool:
-        """``re.search(pattern, str(value))`` finds nothing."""
-        ok = re.search(pattern, output_text(value)) is None
+        """``re.search(pattern, str(value))`` finds nothing (within the time bound)."""
+        ok = compile_pattern(pattern).search(output_text(value)) is None
         return self._record(
             "NotMatch", ok, f"expected {show(value)} not to match /{pattern}/", msg, pattern, value
         )

@@ -9,7 +9,6 @@ import asyncio
 import gc
 import json
 import os
-import re
 import signal
 import time
 from collections.abc import Iterable
@@ -46,6 +45,7 @@ from agentcli.eval.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.sharding import in_shard, parse_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
+from agentcli.patterns import Pattern, compile_pattern
 
 __all__ = ["EvalRequest", "run_eval"]
 
@@ -152,12 +152,13 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _compile_filter(pattern: str | None) -> re.Pattern[str] | None:
+def _compile_filter(pattern: str | None) -> Pattern | None:
+    """The ``--run`` pattern, searched on case ids within the time bound of user patterns."""
     if not pattern:
         return None
     try:
-        return re.compile(pattern)
-    except re.error as error:
+        return compile_pattern(pattern, label="--run pattern")
+    except ValueError as error:
         raise ConfigError(f"invalid --run pattern {pattern!r}: {error}") from None
 
 

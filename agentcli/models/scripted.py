@@ -12,9 +12,10 @@ The first rule whose ``when`` holds wins::
         say: "Submitted: {{ result.id }}"
       - say: ["First default", "Second default"]    # cycled per use of this rule
 
-Conditions (all given ones must hold): ``user`` — ``re.search`` on the last user message,
-and the last message must be the user's (so a rule that calls a tool does not fire again
-on that tool's result); ``tool_result`` — the conversation ends with a result of that tool;
+Conditions (all given ones must hold): ``user`` — ``re.search`` on the last user message
+(bounded in time by :mod:`agentcli.patterns`: a pattern that backtracks past the bound fails
+that model call), and the last message must be the user's (so a rule that calls a tool does
+not fire again on that tool's result); ``tool_result`` — the conversation ends with a result of that tool;
 ``turn`` — the conversation holds exactly N user messages (it does not look at the last
 message, so combine it with ``user`` or ``tool_result`` to pin one step).
 
@@ -24,7 +25,8 @@ arguments}`` or a list of them; both may be given. A call name matches a tool th
 that name or whose name ends with ``__<name>`` (tools are exposed as ``<server>__<tool>``).
 When no rule holds the reply is ``[scripted] no rule in <file> matched ...``.
 
-Templates use Jinja2's sandboxed environment with ``match`` (``match[0]`` the whole match,
+Templates use Jinja2's sandboxed environment (:mod:`agentcli.sandbox`: the output and every value
+in it are bounded to 1,000,000 characters) with ``match`` (``match[0]`` the whole match,
 ``match[1]``... the groups, ``match.<name>`` named groups), ``result`` (the last tool result,
 JSON-decoded when it is JSON), ``user``, ``turn``, ``messages`` and ``tools`` (names). A
 string that is exactly one ``{{ expression }}`` inside ``call`` arguments or a JSON reply
@@ -38,7 +40,6 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ from agentcli.models.offline import (
     tool_names,
     yaml_path,
 )
+from agentcli.patterns import Pattern, PatternTimeout, compile_pattern
+from agentcli.sandbox import environment, render, size_checked
 
 __all__ = ["ScriptedModel"]
 
@@ -66,19 +69,12 @@ _WHEN_KEYS = ("user", "tool_result", "turn")
 _CALL_KEYS = ("name", "arguments")
 
 
-@cache
-def _jinja() -> Any:
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
-
-
 class _MatchView:
     """Regex groups for templates: ``match[0]``, ``match[1]``..., ``match.<name>``."""
 
     __slots__ = ("_groups", "_named")
 
-    def __init__(self, found: re.Match[str] | None = None) -> None:
+    def __init__(self, found: Any = None) -> None:  # a regex.Match (re.Match-like) or None
         self._groups = [found.group(0), *found.groups(default="")] if found else []
         self._named = found.groupdict(default="") if found else {}
 
@@ -104,14 +100,14 @@ class _Text:
 
     def render(self, variables: dict[str, Any]) -> Any:
         if self.expression is not None:
-            value = self.expression(**variables)
+            value = size_checked(self.expression(**variables), "the expression")
             return (
                 value
                 if isinstance(value, str | int | float | bool | list | dict | None)
                 else str(value)
             )
         if self.template is not None:
-            return self.template.render(**variables)
+            return render(self.template, variables)
         return self.source
 
 
@@ -135,9 +131,9 @@ def _compile(
         whole = _NATIVE.fullmatch(value) if native else None
         try:
             if whole:
-                text.expression = _jinja().compile_expression(whole.group(1).strip())
+                text.expression = environment().compile_expression(whole.group(1).strip())
             else:
-                text.template = _jinja().from_string(value)
+                text.template = environment().from_string(value)
         except TemplateSyntaxError as exc:
             raise fail(at, f"template error: {exc.message}") from None
     return text
@@ -156,7 +152,7 @@ def _render(value: Any, variables: dict[str, Any]) -> Any:
 @dataclass(slots=True)
 class _Rule:
     index: int
-    user: re.Pattern[str] | None = None
+    user: Pattern | None = None
     tool_result: str | None = None
     turn: int | None = None
     says: list[Any] = field(default_factory=list)
@@ -292,8 +288,8 @@ class ScriptedModel:
                 if not isinstance(value, str):
                     raise self._fail(where, "must be a regular expression string")
                 try:
-                    rule.user = re.compile(value)
-                except re.error as exc:
+                    rule.user = compile_pattern(value)
+                except ValueError as exc:
                     raise self._fail(where, f"invalid regex {value!r}: {exc}") from None
             elif key == "tool_result":
                 if not isinstance(value, str) or not value:
@@ -380,7 +376,13 @@ class ScriptedModel:
 
     def _reply(self, conversation: _Conversation) -> tuple[str, list[ToolCallSpec], _Rule | None]:
         for rule in self._rules:
-            found = self._holds(rule, conversation)
+            try:
+                found = self._holds(rule, conversation)
+            except PatternTimeout as exc:  # a broken rule file, like a failing template
+                raise ProviderError(
+                    f"{self.source}: rules[{rule.index}].when.user: {exc.message}",
+                    retryable=False,
+                ) from None
             if found is None:
                 continue
             match, result = found

@@ -206,3 +206,13 @@ def test_locale_file_must_be_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(PackageError, match="must be a YAML mapping") as info:
         load_locales(package)
     assert info.value.path == str(package.path / "locales" / "en.yml")
+
+
+def test_rendered_output_is_bounded_by_the_shared_sandbox() -> None:
+    # Values are not templates, but a text may repeat a big one: the output stops at 1 MB.
+    locales = Locales(messages={"en": {"big": "x" * 600_000}}, source=Path("/pkg/package.yao"))
+    assert len(locales.render("{{ big }}", "en")) == 600_000
+    with pytest.raises(PackageError) as info:
+        locales.render("{{ big }} {{ big }}", "en", key="description")
+    assert "in 'description'" in str(info.value)
+    assert "over the template limit of 1,000,000" in str(info.value)

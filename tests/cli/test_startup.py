@@ -24,6 +24,7 @@ HEAVY = (
     "httpx",
     "httpx2",
     "prompt_toolkit",
+    "regex",  # user patterns only (agentcli/patterns.py)
     "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
 )
 
@@ -74,7 +75,9 @@ def bench_project(folder: Path, connector: str) -> None:
 def test_an_offline_eval_imports_no_client(tmp_path):
     bench_project(tmp_path, "echo")
     loaded = loaded_after(["eval", "bench", "@cases.jsonl", "-o", "out.jsonl"], tmp_path)
-    assert not {"litellm", "openai", "mcp", "httpx", "httpx2", "jinja2", "pydantic"} & set(loaded)
+    assert not {"litellm", "openai", "mcp", "httpx", "httpx2", "jinja2", "pydantic", "regex"} & set(
+        loaded
+    )
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
 
 

@@ -1,0 +1,52 @@
+"""agentcli.sandbox: templates cannot grow text past 1,000,000 characters, by any route."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from jinja2.sandbox import SecurityError
+
+from agentcli.sandbox import environment, render
+
+HOSTILE = [
+    "{{ user * 100000000 }}",
+    "{{ [user] * 999999 }}",
+    "{{ (user * 1000) | center(100000000) }}",
+    "{{ user.ljust(10**9) }}",
+    "{{ user | indent(100000000) }}",
+    "{{ range(100000) | join(user * 100) }}",
+    "{{ (user * 100).join(range(100000) | map('string')) }}",
+    "{{ user.replace('', user * 100000) }}",
+    "{{ '%999999999s' % user }}",
+    "{{ '%*s' % (999999999, user) }}",
+    "{{ '%*s' | format(999999999, user) }}",
+    "{{ '{:>999999999}'.format(user) }}",
+    "{{ '{0:>{1}}'.format(user, 999999999) }}",
+    "{{ 10 ** (10 ** 8) }}",
+    "{% for i in range(100000) %}{{ user * 20 }}{% endfor %}",
+    "{% set ns = namespace(s=user) %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}"
+    "{% endfor %}",
+    "{% set ns = namespace(s=user) %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}"
+    "{% endfor %}",
+    "{% macro f(s, n) %}{{ f(s ~ s, n - 1) if n else s }}{% endmacro %}{{ f(user, 64) }}",
+]
+
+
+@pytest.mark.parametrize("source", HOSTILE)
+def test_growing_templates_stop_fast_with_a_clear_error(source):
+    started = time.monotonic()
+    with pytest.raises(SecurityError, match="over the template limit of 1,000,000"):
+        render(environment().from_string(source), {"user": "hello"})
+    assert time.monotonic() - started < 2
+
+
+def test_ordinary_templates_render_as_before():
+    source = (
+        "{{ user | upper }} {{ user * 2 }} {{ '%03d' % 7 }} {{ '{:>4}'.format('x') }} "
+        "{{ [1, 2] | join('+') }} {{ user.replace('l', 'L') }} {{ 2 ** 10 }} {{ 'a' ~ 'b' }} "
+        "{{ '{:,}'.format(123456789) }} {{ (user * 1000) | length }}"
+    )
+    expected = "HELLO hellohello 007    x 1+2 heLLo 1024 ab 123,456,789 5000"
+    assert render(environment().from_string(source), {"user": "hello"}) == expected
+    assert environment().compile_expression("user * 3")(user="ab") == "ababab"
