@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ from agentcli.eval.cases import Case
 from agentcli.eval.results import CaseResult, ToolCallRecord, Trace
 from agentcli.eval.services import EvalContext, HookRunner, judge_with_agent
 from agentcli.models.retry import RETRY_LOG
+from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
 
@@ -66,7 +66,7 @@ class EvalConfig:
     parallel: int = 1
     runs: int = 1
     fail_fast: bool = False
-    run_filter: re.Pattern[str] | None = None
+    run_filter: Pattern | None = None
     before_all: str | None = None
     after_all: str | None = None
     simulator: str | None = None
