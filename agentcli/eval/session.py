@@ -419,17 +419,18 @@ async def _run_cases(
         summary["runs_per_case"] = config.runs
     if write_failure is not None:
         writer.abandon()
-        raise write_failure
+        raise _resumable(write_failure, writer.stream_path or output_path)
     try:
         writer.close(summary, [s.to_dict() for s in stability] or None)
     except OutputError as error:
-        write_failure = error
+        resumable = writer.stream_path or output_path
+        write_failure = error if writer.results_complete else _resumable(error, resumable)
     if failed_before_all is not None:
         view.error(f"beforeAll script failed: {failed_before_all}")
         return EXIT_USAGE
     view.summary(summary, str(output_path))
-    if write_failure is not None:
-        raise write_failure  # after the summary: the figures are true, the report is missing
+    if write_failure is not None:  # after the summary: the figures are true, a file is not
+        raise write_failure
     view.output_file(str(output_path))
     if interrupted:
         written = f"{output_path}" + (f" and {writer.stream_path}" if writer.stream_path else "")
@@ -438,6 +439,12 @@ async def _run_cases(
     code = exit_code_for(summary, stability, request.min_pass_rate)
     view.banner(code == EXIT_OK)
     return code
+
+
+def _resumable(error: OutputError, results: Path) -> OutputError:
+    """``error`` with a hint that says how to finish the run from what is on disk."""
+    todo = error.hint or "free some space or write elsewhere"
+    return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
 
 
 def _input_files(request: EvalRequest, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:

@@ -132,6 +132,11 @@ class StreamedReport:
         """Where the streamed results are."""
         return self.stream.saved_note()
 
+    @property
+    def complete(self) -> bool:
+        """Every result and the summary are in the stream."""
+        return self.stream.complete
+
 
 class RedactingWriter:
     """Passes everything through ``redact_data`` so no secret reaches a report."""
@@ -139,6 +144,12 @@ class RedactingWriter:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.path = inner.path
+
+    @property
+    def results_complete(self) -> bool:
+        """The JSON Lines results (the file or the stream beside it) hold every result and
+        the summary: nothing needs ``--resume``."""
+        return bool(getattr(self.inner, "complete", False))
 
     @property
     def stream_path(self) -> Path | None:

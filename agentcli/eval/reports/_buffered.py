@@ -44,7 +44,7 @@ class BufferedWriter:
     ) -> None:
         """Render the whole report and replace the file in one rename."""
         report = build_report(self._header, self._results, summary, stability_results)
-        atomic_write_text(self.path, self.text(report), errors=self.errors)
+        atomic_write_text(self.path, self.text(report), errors=self.errors, saved=self.saved)
 
     def abandon(self) -> None:
         """Drop the buffered results (the run failed before it could write them)."""

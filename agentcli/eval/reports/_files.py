@@ -140,6 +140,13 @@ def check_target(
                 f"{flag} {path} is the input file {source}: writing it would destroy the input",
                 hint="choose another output path",
             )
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A report replaces its file by a rename: over /dev/null or a pipe that would put a
+        # regular file in its place, so even --force does not.
+        raise ConfigError(
+            f"{flag} {path} is not a regular file (a device, pipe or socket)",
+            hint="name a regular file; reports are written by replacing the file",
+        )
     if not path.exists() or path.is_dir() or force:
         return
     try:
@@ -155,9 +162,12 @@ def check_target(
     )
 
 
-def atomic_write_text(path: Path, text: str, *, errors: str = "strict") -> None:
+def atomic_write_text(
+    path: Path, text: str, *, errors: str = "strict", saved: str = "the file was left as it was"
+) -> None:
     """Write ``text`` to a temp file beside ``path`` and rename it over ``path``; the old
-    file stays whole until then. A failure is an ``OutputError`` (the run is over)."""
+    file stays whole until then. A failure is an ``OutputError`` (the work is done) whose
+    message ends with ``saved``: what is safe."""
     target = real_target(path)
     # Not mkstemp: its 0600 mode would leave the report unreadable to others; "x" keeps umask.
     tmp = temp_beside(target)
@@ -170,7 +180,7 @@ def atomic_write_text(path: Path, text: str, *, errors: str = "strict") -> None:
         os.replace(tmp, target)
     except OSError as exc:
         _discard(tmp)
-        raise write_failed(path, exc, saved="the file was left as it was") from exc
+        raise write_failed(path, exc, saved=saved) from exc
 
 
 def _discard(path: Path) -> None:

@@ -34,6 +34,7 @@ class JsonlWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.written = 0  # result lines on disk (kept ones included)
+        self.complete = False  # closed with its summary line: every result is on disk
         self._file: IO[str] | None = None
         self._failure: OutputError | None = None
 
@@ -91,6 +92,7 @@ class JsonlWriter:
         finally:
             _close_quietly(handle)
             self._file = None
+        self.complete = True
 
     def abandon(self) -> None:
         """Close the file without a summary (after a failure); what is on disk stays."""
