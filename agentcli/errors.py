@@ -16,6 +16,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     │   └── BadRequestError            4xx the caller caused (not retryable)
     ├── ToolError                      a tool could not be defined or called
     ├── HookError                      a Create/Next hook or eval hook raised
+    ├── OutputError                    results or a report could not be written once the run began
     └── AgentRuntimeError              misuse of the runtime
         ├── AgentBusyError             send(if_busy="reject") while a turn runs
         ├── ToolConflictError          two sources registered the same tool name
@@ -37,6 +38,7 @@ __all__ = [
     "HookError",
     "ModelError",
     "ModelTimeout",
+    "OutputError",
     "PackageError",
     "ProviderError",
     "RateLimited",
@@ -167,6 +169,15 @@ class ToolError(AgentCliError):
 
 class HookError(AgentCliError):
     """A user hook (Create/Next, Before/After, ...) raised."""
+
+    exit_code = 1
+
+
+class OutputError(AgentCliError):
+    """Results or a report could not be written after work began (a full disk, an I/O error).
+
+    Not exit 2: that means bad input found before anything ran. The message says where the
+    results written so far are."""
 
     exit_code = 1
 

@@ -1,4 +1,4 @@
-"""agentcli.sandbox: templates cannot grow text past 1,000,000 characters, by any route."""
+"""agentcli.sandbox: templates cannot grow text past 16,000,000 characters, by any route."""
 
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ from agentcli.sandbox import environment, render
 
 HOSTILE = [
     "{{ user * 100000000 }}",
-    "{{ [user] * 999999 }}",
+    "{{ [user] * 99999999 }}",
     "{{ (user * 1000) | center(100000000) }}",
     "{{ user.ljust(10**9) }}",
     "{{ user | indent(100000000) }}",
     "{{ range(100000) | join(user * 100) }}",
     "{{ (user * 100).join(range(100000) | map('string')) }}",
-    "{{ user.replace('', user * 100000) }}",
+    "{{ user.replace('', user * 1000000) }}",
     "{{ '%999999999s' % user }}",
     "{{ '%*s' % (999999999, user) }}",
     "{{ '%*s' | format(999999999, user) }}",
     "{{ '{:>999999999}'.format(user) }}",
     "{{ '{0:>{1}}'.format(user, 999999999) }}",
     "{{ 10 ** (10 ** 8) }}",
-    "{% for i in range(100000) %}{{ user * 20 }}{% endfor %}",
+    "{% for i in range(100000) %}{{ user * 200 }}{% endfor %}",
     "{% set ns = namespace(s=user) %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}"
     "{% endfor %}",
     "{% set ns = namespace(s=user) %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}"
@@ -36,7 +36,7 @@ HOSTILE = [
 @pytest.mark.parametrize("source", HOSTILE)
 def test_growing_templates_stop_fast_with_a_clear_error(source):
     started = time.monotonic()
-    with pytest.raises(SecurityError, match="over the template limit of 1,000,000"):
+    with pytest.raises(SecurityError, match="over the template limit of 16,000,000"):
         render(environment().from_string(source), {"user": "hello"})
     assert time.monotonic() - started < 2
 

@@ -79,7 +79,7 @@ def test_no_output_of_an_eval_run_contains_a_planted_key(tmp_path):
     )
     outputs += [message.stdout, message.stderr]
     files = [p.read_text(encoding="utf-8") for p in tmp_path.glob("r.*")]
-    assert len(files) == 5
+    assert len(files) == 9  # five reports and the JSON Lines streamed beside the other four
     everything = "\n".join(outputs + files)
     assert "echo: my key is" in everything  # the agent really answered with the key...
     assert PLANTED not in everything  # ...and nothing written shows it

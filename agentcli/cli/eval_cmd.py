@@ -19,7 +19,12 @@ Examples (from the project folder):
   agent eval expense @assistants/expense/tests/inputs.jsonl --parallel 8 -o report.html
   agent eval expense @assistants/expense/tests/inputs.jsonl --run '^submit' -v
 
-Exit codes: 0 all passed, 1 a case failed/errored/timed out, 2 bad input, 130 interrupted.
+-o never replaces an input or a file that is not a results file (unless --force); a
+.json/.md/.html/.xml report also streams every result to FILE.jsonl beside it
+(report.html -> report.html.jsonl), which --resume and agent report read.
+
+Exit codes: 0 all passed, 1 a case failed/errored/timed out (or results could not be
+written mid-run), 2 bad input, 130 interrupted.
 """
 
 
@@ -88,6 +93,11 @@ def eval_command(
     resume: Path | None = typer.Option(
         None, "--resume", help="Continue a partial results file: keep its finished cases."
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Let -o replace an existing file that is not a results file of its format.",
+    ),
 ) -> None:
     """Run eval cases."""
     import asyncio
@@ -128,6 +138,7 @@ def eval_command(
         shard=shard,
         retries=retries,
         resume=resume,
+        force=force,
     )
     from agentcli.capture import routed_output
 

@@ -59,9 +59,20 @@ def _register() -> None:
         importlib.import_module(f"agentcli.cli.{name}").register(app)
 
 
+def _tolerant_output() -> None:
+    """Let stdout and stderr write any string: a lone surrogate (valid JSON ``"\\ud800"`` in
+    a case file) becomes ``\\ud800`` instead of a ``UnicodeEncodeError`` mid-run; in a
+    ``--json`` line that is exactly the JSON escape, so the stream stays valid JSON."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
     """Entry point of the ``agent`` console script."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    _tolerant_output()
     _register()
     try:
         app()

@@ -35,18 +35,23 @@ def merge(
     min_pass_rate: float = typer.Option(
         100.0, "--min-pass-rate", min=0, max=100, help="Stability threshold (%)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing file that is not a report of that format."
+    ),
 ) -> None:
     """Merge results files."""
     from agentcli.errors import ConfigError
     from agentcli.eval.merge import merge_files, write_merged
+    from agentcli.eval.reports import writer_for
 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise ConfigError(f"results file(s) not found: {', '.join(missing)}")
+    writer = writer_for(output, inputs=files, force=force)  # checked before reading the inputs
     merged = merge_files(files, allow_duplicates=allow_duplicates, min_pass_rate=min_pass_rate)
     for warning in merged.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    write_merged(merged, output)
+    write_merged(merged, output, writer=writer)
     summary = merged.summary
     typer.echo(
         f"merged {len(files)} files: {summary['total']} results, {summary['passed']} passed, "

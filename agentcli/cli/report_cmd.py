@@ -28,6 +28,9 @@ def report(
     output: Path = typer.Option(
         ..., "-o", "--output", help="Report file; the extension picks the format."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing file that is not a report of that format."
+    ),
 ) -> None:
     """Render a report."""
     from agentcli.errors import ConfigError
@@ -35,12 +38,10 @@ def report(
 
     if not results.is_file():
         raise ConfigError(f"results file not found: {results}")
+    writer = writer_for(output, inputs=[results], force=force)  # before reading a big file
     loaded = read_results(results)
     for warning in loaded.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    writer = writer_for(output)
-    writer.open(loaded.header or {"type": "header"})
-    for result in loaded.results:
-        writer.add(result)
+    writer.open(loaded.header or {"type": "header"}, loaded.results)
     writer.close(loaded.summary or {}, loaded.stability_results or None)
     typer.echo(f"wrote {output}")

@@ -3,7 +3,12 @@
 Case ids become file names only after sanitising: no separators, no ``..``, no control
 characters, no reserved Windows names, a length cap; collisions (compared without case,
 as on macOS and Windows) get ``-2``, ``-3``... in file order, and every path is checked to
-resolve inside the output folder.
+resolve inside the output folder. A name that is the results file being read is skipped
+too, so extracting into its own folder cannot overwrite it.
+
+The folder is checked before the first file (exit 2); a file that cannot be written after
+that (a full disk) is an ``OutputError`` (exit 1) saying how many were written. Markdown
+has lone surrogates replaced by U+FFFD; JSON writes them as their JSON escape.
 """
 
 from __future__ import annotations
@@ -15,8 +20,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from agentcli.errors import ConfigError
+from agentcli.errors import ConfigError, OutputError
 
+from .reports._files import (
+    JSON_ERRORS,
+    explain,
+    probe_writable,
+    same_file,
+    scrub_surrogates,
+)
 from .reports._view import (
     STATUS_ICONS,
     format_duration,
@@ -69,19 +81,24 @@ def safe_file_stem(raw: Any) -> str:
 class _Names:
     """Hands out distinct, safe file names inside one folder."""
 
-    def __init__(self, folder: Path, reserved: set[str]) -> None:
+    def __init__(self, folder: Path, reserved: set[str], protected: Path | None = None) -> None:
         self.folder = folder.resolve()
         self.used = {name.casefold() for name in reserved}
+        self.protected = protected  # the results file being read: never a target
 
     def path_for(self, raw_id: Any, suffix: str) -> Path:
         """A new path ``<folder>/<safe id>[-N]<suffix>`` that no earlier call returned."""
         stem = safe_file_stem(raw_id)
         name, counter = stem + suffix, 1
-        while name.casefold() in self.used:
+        while name.casefold() in self.used or self._protects(name):
             counter += 1
             name = f"{stem}-{counter}{suffix}"
         self.used.add(name.casefold())
         return self.inside(name)
+
+    def _protects(self, name: str) -> bool:
+        """True when ``name`` in the folder is the protected file."""
+        return self.protected is not None and same_file(self.folder / name, self.protected)
 
     def inside(self, name: str) -> Path:
         """``<folder>/<name>``, refused if it resolves anywhere else."""
@@ -92,12 +109,21 @@ class _Names:
         return path
 
 
-def _write(path: Path, text: str) -> None:
-    """Write one extracted file, turning OS failures into a clear error."""
+def _write(path: Path, text: str, written: list[Path], *, as_json: bool = False) -> None:
+    """Write one extracted file (and list it in ``written``); a failure says what was kept."""
     try:
-        path.write_text(text, encoding="utf-8", newline="\n")
+        if as_json:
+            path.write_text(text, encoding="utf-8", errors=JSON_ERRORS, newline="\n")
+        else:
+            path.write_text(scrub_surrogates(text), encoding="utf-8", newline="\n")
     except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        what, todo = explain(exc)
+        raise OutputError(
+            f"cannot write {path}: {what}; {len(written)} file(s) were written to "
+            f"{path.parent} before it (the results file is unchanged)",
+            hint=f"{todo}, then run agent extract again",
+        ) from exc
+    written.append(path)
 
 
 def _index(
@@ -140,11 +166,13 @@ def extract(
     for warning in loaded.warnings:
         if on_warning is not None:
             on_warning(warning)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create {out_dir}: {exc.strerror or exc}") from exc
-    names = _Names(out_dir, reserved={"index.md"})
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(
+            f"cannot extract into {out_dir}: it is a file, not a folder",
+            hint="name a folder with -o",
+        )
+    probe_writable(out_dir / "index.md")  # creates the folder; exit 2 before any file
+    names = _Names(out_dir, reserved={"index.md"}, protected=path)
     stable_ids = {str(s.get("id")) for s in loaded.stability_results}
     written: list[Path] = []
     rows: list[list[str]] = []
@@ -159,8 +187,7 @@ def extract(
             if fmt == "json"
             else case_markdown(result, raw_output=True)
         )
-        _write(target, body)
-        written.append(target)
+        _write(target, body, written, as_json=fmt == "json")
         status = status_of(result)
         rows.append(
             [
@@ -179,8 +206,7 @@ def extract(
             body = to_json({"stability": item, "runs": runs}, indent=2) + "\n"
         else:
             body = stability_markdown(view, runs)
-        _write(target, body)
-        written.append(target)
+        _write(target, body, written, as_json=fmt == "json")
         icon = STABILITY_ICONS.get(view.label, "📊")
         rows.append(
             [
@@ -191,6 +217,5 @@ def extract(
             ]
         )
     index = names.inside("index.md")
-    _write(index, _index(path, rows, loaded.summary, loaded.warnings))
-    written.append(index)
+    _write(index, _index(path, rows, loaded.summary, loaded.warnings), written)
     return written

@@ -130,12 +130,11 @@ def merge_reports(
     )
 
 
-def write_merged(merged: MergedReport, out_path: Path) -> Path:
-    """Write the merged report in the format ``out_path``'s extension names."""
-    writer = writer_for(out_path)
-    writer.open(merged.header)
-    for result in merged.results:
-        writer.add(result)
+def write_merged(merged: MergedReport, out_path: Path, *, writer: Any = None) -> Path:
+    """Write the merged report in the format ``out_path``'s extension names (through
+    ``writer`` when the caller made and checked it already)."""
+    writer = writer or writer_for(out_path)
+    writer.open(merged.header, merged.results)
     writer.close(merged.summary, merged.stability_results() or None)
     return writer.path
 

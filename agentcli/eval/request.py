@@ -62,6 +62,7 @@ class EvalRequest:
     shard: str | None = None
     retries: int = 0
     resume: Path | None = None
+    force: bool = False  # -o may replace an existing file that is not a results file
 
 
 def classify_input(raw: str, cwd: Path) -> InputSpec:
@@ -143,6 +144,7 @@ _CASE_OPTIONS = (
     ("shard", "--shard"),
     ("retries", "--retries"),
     ("resume", "--resume"),
+    ("force", "--force"),
 )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from agentcli import __version__
 from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
 from agentcli.assistant.session import AssistantRegistry
-from agentcli.errors import ConfigError, HookError, PackageError
+from agentcli.errors import ConfigError, HookError, OutputError, PackageError
 from agentcli.eval.cases import Case, CaseInfo, CaseSet, open_cases, parse_case
 from agentcli.eval.dynamic import check_simulators
 from agentcli.eval.generate import generate_cases
@@ -259,7 +259,7 @@ async def _run_cases(
     if run_filter is not None:  # once, here: everything after sees only the selected cases
         cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
     if request.dry_run:
-        return _dry_run(cases, request, view)
+        return _dry_run(cases, request, view, spec)
     if suite is None:
         connector = _preflight_connector(config, cases.infos)
     else:  # script tests call the agent only if they want to
@@ -274,7 +274,14 @@ async def _run_cases(
     output_path = (
         request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
     )
-    writer = writer_for(output_path)  # an unknown extension is an error before any output
+    # Before any output: an unknown extension, an output that is an input, a file that is
+    # not a report, a folder that takes no file are bad input (exit 2), not lost results.
+    writer = writer_for(
+        output_path,
+        stream=True,
+        inputs=_input_files(request, spec, suite),
+        force=request.force,
+    )
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
     if connector:
@@ -297,6 +304,8 @@ async def _run_cases(
             view.info(f"Min pass rate: {request.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     view.info(f"Parallel: {config.parallel}")
+    if writer.stream_path is not None:
+        view.info(f"Streaming results to {writer.stream_path}")
     if request.resume:
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
         config.done = frozenset((r["id"], r.get("run")) for r in kept)
@@ -325,15 +334,23 @@ async def _run_cases(
             },
         },
     }
-    writer.open(header)
+    writer.open(header, kept)  # the kept results are on disk before anything runs
     counts: dict[str, int] = {}
+    write_failure: OutputError | None = None
     tracker = (
         StabilityTracker([c.id for c in selected], runs=config.runs) if config.runs > 1 else None
     )
 
     def on_result(result: CaseResult) -> None:
+        nonlocal write_failure
+        if write_failure is not None:
+            return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
-        writer.add(result.to_dict())
+        try:
+            writer.add(result.to_dict())
+        except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
+            write_failure = error
+            run_task.cancel()
 
     def stop_when(result: CaseResult) -> bool:
         if tracker is None:
@@ -345,7 +362,6 @@ async def _run_cases(
 
     for previous in kept:
         counts[previous["status"]] = counts.get(previous["status"], 0) + 1
-        writer.add(previous)
         if tracker is not None:
             tracker.add(previous)
     runner = (
@@ -397,7 +413,7 @@ async def _run_cases(
             outcome = await run_task
             before_all_data = outcome.before_all_data
         except asyncio.CancelledError:
-            if not interrupted:
+            if not interrupted and write_failure is None:
                 raise
             runner.flush_finished()
         except BeforeAllFailed as error:
@@ -414,8 +430,15 @@ async def _run_cases(
         if tracker is not None:
             summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
             summary["runs_per_case"] = config.runs
+        if write_failure is not None:
+            writer.abandon()
+            raise _resumable(write_failure, writer.stream_path or output_path)
         # The summary goes to disk before AfterAll runs: a hook that hangs cannot cost it.
-        writer.close(summary, [s.to_dict() for s in stability] or None)
+        try:
+            writer.close(summary, [s.to_dict() for s in stability] or None)
+        except OutputError as error:
+            resumable = writer.stream_path or output_path
+            write_failure = error if writer.results_complete else _resumable(error, resumable)
     finally:
         try:
             await runner.after_all(before_all_data)
@@ -426,13 +449,28 @@ async def _run_cases(
         view.error(f"beforeAll script failed: {failed_before_all}")
         return EXIT_USAGE
     view.summary(summary, str(output_path))
+    if write_failure is not None:  # after the summary: the figures are true, a file is not
+        raise write_failure
     view.output_file(str(output_path))
     if interrupted:
-        view.warning(f"Interrupted: {runner.delivered} finished results written to {output_path}")
+        written = f"{output_path}" + (f" and {writer.stream_path}" if writer.stream_path else "")
+        view.warning(f"Interrupted: {runner.delivered} finished results written to {written}")
         return EXIT_INTERRUPTED
     code = exit_code_for(summary, stability, request.min_pass_rate)
     view.banner(code == EXIT_OK)
     return code
+
+
+def _resumable(error: OutputError, results: Path) -> OutputError:
+    """``error`` with a hint that says how to finish the run from what is on disk."""
+    todo = error.hint or "free some space or write elsewhere"
+    return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
+
+
+def _input_files(request: EvalRequest, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
+    """The files the run reads, which no output may overwrite."""
+    files = [spec.path, suite.path if suite else None, request.ctx_file]
+    return [path for path in files if path is not None]
 
 
 def _resumed_results(path: Path) -> list[dict[str, Any]]:
@@ -445,12 +483,28 @@ def _resumed_results(path: Path) -> list[dict[str, Any]]:
     return read_results(path).results
 
 
-def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any) -> int:
+def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any, spec: InputSpec) -> int:
+    """List the cases; with ``-o``, write them as a case file (never over an input, never
+    over an existing file without ``--force``)."""
+    from agentcli.eval.reports._files import (
+        JSON_ERRORS,
+        atomic_write_text,
+        check_target,
+        probe_writable,
+    )
+
+    if request.output is not None:
+        check_target(
+            request.output,
+            recognises=lambda head: False,  # a listing is a case file: only --force replaces one
+            inputs=_input_files(request, spec, None),
+            force=request.force,
+        )
+        probe_writable(request.output)
     for case in cases:
         view.dry_run_case(case)
     if request.output is not None:
-        with request.output.open("w", encoding="utf-8") as handle:
-            for case in cases:
-                handle.write(json.dumps(case.to_dict(), ensure_ascii=False) + "\n")
+        lines = [json.dumps(case.to_dict(), ensure_ascii=False) + "\n" for case in cases]
+        atomic_write_text(request.output, "".join(lines), errors=JSON_ERRORS)
         view.output_file(str(request.output))
     return EXIT_OK

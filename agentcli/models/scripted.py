@@ -26,7 +26,7 @@ that name or whose name ends with ``__<name>`` (tools are exposed as ``<server>_
 When no rule holds the reply is ``[scripted] no rule in <file> matched ...``.
 
 Templates use Jinja2's sandboxed environment (:mod:`agentcli.sandbox`: the output and every value
-in it are bounded to 1,000,000 characters) with ``match`` (``match[0]`` the whole match,
+in it are bounded to 16,000,000 characters) with ``match`` (``match[0]`` the whole match,
 ``match[1]``... the groups, ``match.<name>`` named groups), ``result`` (the last tool result,
 JSON-decoded when it is JSON), ``user``, ``turn``, ``messages`` and ``tools`` (names). A
 string that is exactly one ``{{ expression }}`` inside ``call`` arguments or a JSON reply

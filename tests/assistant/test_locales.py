@@ -209,10 +209,10 @@ def test_locale_file_must_be_a_mapping(tmp_path: Path) -> None:
 
 
 def test_rendered_output_is_bounded_by_the_shared_sandbox() -> None:
-    # Values are not templates, but a text may repeat a big one: the output stops at 1 MB.
-    locales = Locales(messages={"en": {"big": "x" * 600_000}}, source=Path("/pkg/package.yao"))
-    assert len(locales.render("{{ big }}", "en")) == 600_000
+    # Values are not templates, but a text may repeat a big one: the output stops at 16 MB.
+    locales = Locales(messages={"en": {"big": "x" * 9_000_000}}, source=Path("/pkg/package.yao"))
+    assert len(locales.render("{{ big }}", "en")) == 9_000_000
     with pytest.raises(PackageError) as info:
         locales.render("{{ big }} {{ big }}", "en", key="description")
     assert "in 'description'" in str(info.value)
-    assert "over the template limit of 1,000,000" in str(info.value)
+    assert "over the template limit of 16,000,000" in str(info.value)

@@ -19,12 +19,12 @@ RULES = """rules:
   - when: {user: "^call$"}
     call: {name: note, arguments: {text: "{{ user * 100000000 }}"}}
   - when: {user: "^loop$"}
-    say: "{% for i in range(100000) %}{{ user * 20 }}{% endfor %}"
+    say: "{% for i in range(100000) %}{{ user * 200 }}{% endfor %}"
   - when: {user: "^ns$"}
     say: "{% set ns = namespace(s=user) %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}"
   - say: "{{ user | upper }} {{ user * 2 }} {{ '%03d' % 7 }} {{ [1, 2] | join('+') }}"
 """
-LIMIT = "over the template limit of 1,000,000"
+LIMIT = "over the template limit of 16,000,000"
 
 
 def test_huge_template_output_errors_the_case_and_ordinary_templates_still_work(tmp_path: Path):

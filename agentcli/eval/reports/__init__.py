@@ -1,18 +1,23 @@
 """Report writers (one per format, chosen by extension) and the results reader.
 
-Every writer follows the same streaming protocol: ``open(header)`` once, ``add(result)``
-as each case finishes, ``close(summary, stability_results)`` at the end. The JSON Lines
-writer puts each result on disk at once; the other formats buffer and write at close.
+Every writer follows the same streaming protocol: ``open(header, kept)`` once (``kept``:
+results an earlier run finished, for ``--resume``), ``add(result)`` as each case finishes,
+``close(summary, stability_results)`` at the end, or ``abandon()`` after a failure. The JSON
+Lines writer puts each result on disk at once; the other formats buffer and write at close,
+so ``agent eval`` streams their results to a JSON Lines file beside them as well
+(``report.html`` -> ``report.html.jsonl``): a report that cannot be written loses nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.errors import ConfigError
 from agentcli.secrets import redact_data
 
+from ._files import check_target, probe_writable
 from .html import HtmlWriter
 from .json_report import JsonWriter
 from .jsonl import JsonlWriter
@@ -25,7 +30,9 @@ __all__ = [
     "LoadedReport",
     "RedactingWriter",
     "ReportWriter",
+    "StreamedReport",
     "read_results",
+    "stream_path",
     "writer_for",
 ]
 
@@ -35,8 +42,13 @@ class ReportWriter(Protocol):
 
     path: Path
 
-    def open(self, header: dict[str, Any]) -> None:
-        """Start the report; ``header`` is ``{"type": "header", environment, metadata, ...}``."""
+    def targets(self) -> list[tuple[Path, Any]]:
+        """The files the writer replaces, each with its format check (``recognises``)."""
+        ...
+
+    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+        """Start the report; ``header`` is ``{"type": "header", environment, metadata, ...}``,
+        ``kept`` the finished results of an earlier run (``--resume``)."""
         ...
 
     def add(self, result: dict[str, Any]) -> None:
@@ -47,6 +59,14 @@ class ReportWriter(Protocol):
         self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
     ) -> None:
         """Finish the report with the summary and, under ``--runs``, the stability results."""
+        ...
+
+    def abandon(self) -> None:
+        """Stop after a failure, leaving on disk what was written."""
+        ...
+
+    def saved_note(self) -> str:
+        """Where the results written so far are, for an error message."""
         ...
 
 
@@ -62,16 +82,87 @@ _WRITERS: dict[str, type] = {
 SUPPORTED_EXTENSIONS = tuple(_WRITERS)
 
 
+def stream_path(path: Path) -> Path:
+    """The JSON Lines file streamed beside a whole-document report: ``report.html.jsonl``
+    (the full name is kept, so it never collides with a ``report.jsonl`` of the user's)."""
+    return path.with_name(path.name + ".jsonl")
+
+
+class StreamedReport:
+    """A whole-document report whose results also stream to JSON Lines beside it, so every
+    finished result is on disk even when the report itself cannot be written."""
+
+    def __init__(self, final: Any) -> None:
+        self.final = final
+        self.path = final.path
+        self.stream = JsonlWriter(stream_path(final.path))
+        final.saved = (
+            f"every result is in {self.stream.path}; "
+            f"render it later with: agent report {self.stream.path} -o {self.path}"
+        )
+
+    def targets(self) -> list[tuple[Path, Any]]:
+        """The report and its JSON Lines stream."""
+        return [*self.final.targets(), *self.stream.targets()]
+
+    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+        """Start both; the kept results go to both."""
+        kept = list(kept)
+        self.final.open(header, kept)
+        self.stream.open(header, kept)
+
+    def add(self, result: dict[str, Any]) -> None:
+        """On disk first, then into the report's buffer."""
+        self.stream.add(result)
+        self.final.add(result)
+
+    def close(
+        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Finish the stream (with its summary), then write the report."""
+        self.stream.close(summary, stability_results)
+        self.final.close(summary, stability_results)
+
+    def abandon(self) -> None:
+        """Stop both."""
+        self.stream.abandon()
+        self.final.abandon()
+
+    def saved_note(self) -> str:
+        """Where the streamed results are."""
+        return self.stream.saved_note()
+
+    @property
+    def complete(self) -> bool:
+        """Every result and the summary are in the stream."""
+        return self.stream.complete
+
+
 class RedactingWriter:
     """Passes everything through ``redact_data`` so no secret reaches a report."""
 
-    def __init__(self, inner: ReportWriter) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.path = inner.path
 
-    def open(self, header: dict[str, Any]) -> None:
+    @property
+    def results_complete(self) -> bool:
+        """The JSON Lines results (the file or the stream beside it) hold every result and
+        the summary: nothing needs ``--resume``."""
+        return bool(getattr(self.inner, "complete", False))
+
+    @property
+    def stream_path(self) -> Path | None:
+        """The JSON Lines file streamed beside a whole-document report, if any."""
+        return self.inner.stream.path if isinstance(self.inner, StreamedReport) else None
+
+    def targets(self) -> list[tuple[Path, Any]]:
+        """The files the writer replaces."""
+        return self.inner.targets()
+
+    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
         """Start the report."""
-        self.inner.open(redact_data(header))
+        self.inner.open(redact_data(header), (redact_data(result) for result in kept))
 
     def add(self, result: dict[str, Any]) -> None:
         """Record one result."""
@@ -83,14 +174,43 @@ class RedactingWriter:
         """Finish the report."""
         self.inner.close(redact_data(summary), redact_data(stability_results))
 
+    def abandon(self) -> None:
+        """Stop after a failure."""
+        self.inner.abandon()
 
-def writer_for(path: Path) -> ReportWriter:
+    def saved_note(self) -> str:
+        """Where the results written so far are."""
+        return self.inner.saved_note()
+
+
+def writer_for(
+    path: Path,
+    *,
+    stream: bool = False,
+    inputs: Iterable[Path] = (),
+    force: bool = False,
+    check: bool = True,
+) -> RedactingWriter:
     """The writer for ``path``'s extension (no extension: JSON Lines, the default format),
-    redacting secrets from everything it writes."""
-    return RedactingWriter(_plain_writer(path))
+    redacting secrets from everything it writes; with ``stream``, a whole-document format
+    also streams its results to ``stream_path(path)``.
+
+    Unless ``check`` is off, every file it would replace is checked first (``ConfigError``,
+    exit 2, before anything ran): none may be one of ``inputs``, an existing file must be a
+    report of its format (or ``force``), and its folder must take a new file."""
+    plain = _plain_writer(path)
+    writer = RedactingWriter(
+        StreamedReport(plain) if stream and not isinstance(plain, JsonlWriter) else plain
+    )
+    if check:
+        inputs = list(inputs)
+        for target, recognises in writer.targets():
+            check_target(target, recognises=recognises, inputs=inputs, force=force)
+            probe_writable(target)
+    return writer
 
 
-def _plain_writer(path: Path) -> ReportWriter:
+def _plain_writer(path: Path) -> Any:
     suffix = path.suffix.lower()
     if not suffix:
         return JsonlWriter(path)

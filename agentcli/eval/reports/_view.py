@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from agentcli.errors import ConfigError
 from agentcli.eval.results import STATUSES
 from agentcli.eval.stability import classify
 
@@ -97,22 +93,6 @@ def to_json(value: Any, *, indent: int | None = None) -> str:
         value, ensure_ascii=False, indent=indent, separators=separators, default=_json_fallback
     )
     return text.translate(_LINE_BREAKS)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to a temp file beside ``path`` and rename it over ``path``."""
-    # Not mkstemp: its 0600 mode would leave the report unreadable to others; "x" keeps umask.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("x", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ConfigError(f"cannot write report {path}: {exc.strerror or exc}") from exc
 
 
 def build_report(

@@ -363,6 +363,11 @@ def render_html(report: dict[str, Any]) -> str:
 class HtmlWriter(BufferedWriter):
     """Writes the self-contained HTML report at close."""
 
+    @staticmethod
+    def recognises(head: str) -> bool:
+        """True when ``head`` is the start of an HTML report of ours."""
+        return head.lstrip().startswith("<!DOCTYPE html>") and "<title>Agent Eval Report" in head
+
     def render(self, report: dict[str, Any]) -> str:
         """The report as HTML."""
         return render_html(report)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._buffered import BufferedWriter
+from ._files import JSON_ERRORS
 from ._view import to_json
 
 __all__ = ["JsonWriter", "render_json"]
+
+_REPORT_START = re.compile(
+    r'\s*\{\s*"(summary|environment|results|stability_results|metadata)"\s*:'
+)
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -17,6 +23,17 @@ def render_json(report: dict[str, Any]) -> str:
 
 class JsonWriter(BufferedWriter):
     """Writes ``{summary, environment, results, stability_results?, metadata}`` at close."""
+
+    errors = JSON_ERRORS  # a lone surrogate is written as its JSON escape and reads back
+
+    @staticmethod
+    def recognises(head: str) -> bool:
+        """True when ``head`` opens a report object (ours or Yao's)."""
+        return _REPORT_START.match(head) is not None
+
+    def text(self, report: dict[str, Any]) -> str:
+        """The JSON as it is: no character is replaced."""
+        return self.render(report)
 
     def render(self, report: dict[str, Any]) -> str:
         """The report as JSON."""

@@ -3,19 +3,29 @@
 Lines: one ``{"type": "header", ...}``, one ``{"type": "result", ...}`` per finished case,
 at close one ``{"type": "stability", ...}`` per stability result and a final
 ``{"type": "summary", ...}`` (its presence marks a run that finished).
+
+The file is never truncated in place: ``open`` writes the header (and the results kept by
+``--resume``) to a temporary file beside it, syncs it and renames it over the path, then
+appends. Killed at any moment, the path holds either the old file, whole, or the header,
+every kept result and the results finished since.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from agentcli.errors import AgentCliError, ConfigError
+from agentcli.errors import AgentCliError, ConfigError, OutputError
 
+from ._files import JSON_ERRORS, explain, fsync_folder, real_target, temp_beside, write_failed
 from ._view import RESULT_KEYS, STABILITY_KEYS, SUMMARY_KEYS, ordered, to_json
 
 __all__ = ["JsonlWriter"]
+
+_HEADER_LINE = re.compile(r'\s*\{\s*"type"\s*:\s*"(header|start)"')
 
 
 class JsonlWriter:
@@ -23,21 +33,49 @@ class JsonlWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.written = 0  # result lines on disk (kept ones included)
+        self.complete = False  # closed with its summary line: every result is on disk
         self._file: IO[str] | None = None
+        self._failure: OutputError | None = None
 
-    def open(self, header: dict[str, Any]) -> None:
-        """Create (truncate) the file and write the header line."""
+    @staticmethod
+    def recognises(head: str) -> bool:
+        """True when ``head`` (a file's first bytes) starts with a results header line."""
+        return _HEADER_LINE.match(head) is not None
+
+    def targets(self) -> list[tuple[Path, Any]]:
+        """The files this writer replaces, each with its format check."""
+        return [(self.path, self.recognises)]
+
+    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+        """Put the header and the ``kept`` results in place of the file, atomically."""
+        target = real_target(self.path)
+        tmp = temp_beside(target)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("w", encoding="utf-8", newline="\n")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = tmp.open("x", encoding="utf-8", errors=JSON_ERRORS, newline="\n")
         except OSError as exc:
-            raise ConfigError(f"cannot write results {self.path}: {exc.strerror or exc}") from exc
+            raise self._cannot_start(exc) from exc
         body = {key: value for key, value in header.items() if key != "type"}
-        self._write({"type": "header", **body})
+        try:
+            handle.write(to_json({"type": "header", **body}) + "\n")
+            for result in kept:
+                handle.write(to_json({"type": "result", **ordered(result, RESULT_KEYS)}) + "\n")
+                self.written += 1
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except OSError as exc:
+            _close_quietly(handle)
+            tmp.unlink(missing_ok=True)
+            raise self._cannot_start(exc) from exc
+        fsync_folder(target.parent)
+        self._file = handle
 
     def add(self, result: dict[str, Any]) -> None:
         """Append one finished case and flush it to the OS."""
         self._write({"type": "result", **ordered(result, RESULT_KEYS)})
+        self.written += 1
 
     def close(
         self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
@@ -50,13 +88,38 @@ class JsonlWriter:
         try:
             os.fsync(handle.fileno())
         except OSError as exc:
-            raise ConfigError(f"cannot write results {self.path}: {exc.strerror or exc}") from exc
+            raise self._failed(exc) from exc
         finally:
-            handle.close()
+            _close_quietly(handle)
             self._file = None
+        self.complete = True
+
+    def abandon(self) -> None:
+        """Close the file without a summary (after a failure); what is on disk stays."""
+        if self._file is not None:
+            _close_quietly(self._file)
+            self._file = None
+
+    def saved_note(self) -> str:
+        """Where the results written so far are, for an error message."""
+        count = f"{self.written} finished result" + ("" if self.written == 1 else "s")
+        return f"the {count} written before are in {self.path}"
+
+    def _cannot_start(self, exc: OSError) -> ConfigError:
+        """Before any case ran, an unwritable results file is bad input (exit 2)."""
+        what, todo = explain(exc)
+        return ConfigError(f"cannot write results {self.path}: {what}", hint=todo)
+
+    def _failed(self, exc: OSError) -> OutputError:
+        """A write that failed mid-run: remembered, so later writes fail the same way."""
+        self._failure = write_failed(self.path, exc, saved=self.saved_note())
+        self.abandon()
+        return self._failure
 
     def _require_open(self) -> IO[str]:
         """The open file; using the writer outside open()..close() is a programming error."""
+        if self._failure is not None:
+            raise self._failure
         if self._file is None:
             raise AgentCliError(f"results writer for {self.path} is not open")
         return self._file
@@ -68,4 +131,14 @@ class JsonlWriter:
             handle.write(to_json(line) + "\n")
             handle.flush()
         except OSError as exc:
-            raise ConfigError(f"cannot write results {self.path}: {exc.strerror or exc}") from exc
+            raise self._failed(exc) from exc
+
+
+def _close_quietly(handle: IO[str]) -> None:
+    """Close a file whose buffered data may not fit on the disk (it is torn there already)."""
+    try:
+        handle.close()
+    except OSError:
+        # Closing flushes what is left of a line the disk refused; the reader drops a torn
+        # last line, so dropping it here loses nothing that was written.
+        return

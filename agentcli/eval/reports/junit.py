@@ -12,13 +12,13 @@ from ._view import assertions_of, failure_message, status_of, value_text
 __all__ = ["JunitWriter", "render_junit"]
 
 # XML 1.0 allows only these characters; anything else (NUL, most C0 controls, lone
-# surrogates, U+FFFE/FFFF) makes the file unreadable, so it is dropped.
+# surrogates, U+FFFE/FFFF) makes the file unreadable, so it becomes U+FFFD: visible, legal.
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _clean(text: Any) -> str:
     """Text safe for an XML document."""
-    return _ILLEGAL_XML.sub("", str(text))
+    return _ILLEGAL_XML.sub("\ufffd", str(text))
 
 
 def _seconds(ms: Any) -> str:
@@ -92,6 +92,11 @@ def render_junit(report: dict[str, Any]) -> str:
 
 class JunitWriter(BufferedWriter):
     """Writes the JUnit XML report at close."""
+
+    @staticmethod
+    def recognises(head: str) -> bool:
+        """True when ``head`` starts a JUnit document (any tool's: it is a report too)."""
+        return head.lstrip().startswith("<?xml") and "<testsuites" in head
 
     def render(self, report: dict[str, Any]) -> str:
         """The report as JUnit XML."""

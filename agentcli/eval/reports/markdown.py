@@ -132,6 +132,11 @@ def render_markdown(report: dict[str, Any]) -> str:
 class MarkdownWriter(BufferedWriter):
     """Writes the Markdown report at close."""
 
+    @staticmethod
+    def recognises(head: str) -> bool:
+        """True when ``head`` is the start of a Markdown report of ours."""
+        return head.lstrip().startswith("# Agent Eval Report")
+
     def render(self, report: dict[str, Any]) -> str:
         """The report as Markdown."""
         return render_markdown(report)
