@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.errors import ProviderError
+from agentcli.errors import ConfigError, ProviderError
 from agentcli.models.base import (
     ModelResponse,
     ModelSettings,
@@ -25,8 +25,9 @@ from agentcli.models.base import (
     ToolCallRequest,
     Usage,
 )
+from agentcli.models.retry import seconds
 
-__all__ = ["StreamAssembler", "chat_request", "token_cost"]
+__all__ = ["StreamAssembler", "call_timeout", "chat_request", "token_cost"]
 
 _FINISH_REASONS = {
     "stop": "stop",
@@ -50,7 +51,7 @@ def chat_request(
 ) -> tuple[dict[str, Any], float]:
     """Streaming chat-completion options and the timeout; settings override ``extra``."""
     options = {**extra, **settings.to_dict()}
-    timeout = float(options.pop("timeout", None) or default_timeout)
+    timeout = call_timeout(options.pop("timeout", None), default_timeout)
     request: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -65,6 +66,19 @@ def chat_request(
         options.pop("parallel_tool_calls", None)
     request.update(options)
     return request, timeout
+
+
+def call_timeout(value: Any, default: float) -> float:
+    """A call's ``timeout`` option (package or call options): a finite number of seconds
+    > 0, else a ``ConfigError`` (NaN or infinity would make the call's waits unbounded)."""
+    if value is None:
+        return default
+    if isinstance(value, str) or not seconds(value):
+        raise ConfigError(
+            f"the timeout option must be a finite number of seconds > 0, got {value!r}",
+            hint="set options.timeout to a number such as 60, or leave it out",
+        )
+    return float(value)
 
 
 def token_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
