@@ -11,6 +11,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     ├── ModelError                     a model call that failed
     │   ├── RateLimited                429 / provider throttling (retryable)
     │   ├── ProviderError              5xx, connection failures, bad responses (5xx retryable)
+    │   │   └── ResponseTooLarge       a response past the connector's max_response_bytes
     │   ├── ModelTimeout               the provider did not answer in time (retryable)
     │   ├── AuthenticationError        401/403 or a missing key (not retryable)
     │   └── BadRequestError            4xx the caller caused (not retryable)
@@ -40,6 +41,7 @@ __all__ = [
     "PackageError",
     "ProviderError",
     "RateLimited",
+    "ResponseTooLarge",
     "ToolChoiceViolationError",
     "ToolConflictError",
     "ToolError",
@@ -139,6 +141,20 @@ class ProviderError(ModelError):
     def __init__(self, message: str, *, retryable: bool = True, **kwargs) -> None:
         super().__init__(message, **kwargs)
         self.retryable = retryable
+
+
+class ResponseTooLarge(ProviderError):
+    """A response passed the connector's ``max_response_bytes`` (not retryable: the same
+    request would stream as much again)."""
+
+    def __init__(self, label: str, limit: int) -> None:
+        super().__init__(
+            f"{label}: the response passed max_response_bytes ({limit:,} bytes) and was cut",
+            retryable=False,
+            hint="raise max_response_bytes on the connector in connectors.yml, or ask the "
+            "model for a shorter answer",
+        )
+        self.limit = limit
 
 
 class ModelTimeout(ModelError):

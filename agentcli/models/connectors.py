@@ -277,6 +277,8 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
         kwargs["timeout"] = _timeout(options.pop("timeout"), config)
     if "retry" in options:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
+    if "max_response_bytes" in options:
+        kwargs["max_response_bytes"] = _max_bytes(options.pop("max_response_bytes"), config)
     transport = options.pop("transport", None)
     kwargs["extra"] = options
     if openai_sdk:
@@ -339,6 +341,17 @@ def _retry_policy(value: Any, config: ConnectorConfig) -> Any:
         return RetryPolicy(**value)
     except (TypeError, ConfigError) as exc:
         raise ConfigError(f"{config.where}: retry: {exc}") from None
+
+
+def _max_bytes(value: Any, config: ConnectorConfig) -> int:
+    """A connector's ``max_response_bytes``: a whole number of bytes > 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(
+            f"{config.where}: max_response_bytes must be a whole number of bytes > 0, "
+            f"got {value!r}",
+            hint="e.g. max_response_bytes: 67108864 (64 MB, the default)",
+        )
+    return value
 
 
 def _timeout(value: Any, config: ConnectorConfig) -> float:
