@@ -16,6 +16,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     │   ├── AuthenticationError        401/403 or a missing key (not retryable)
     │   └── BadRequestError            4xx the caller caused (not retryable)
     ├── ToolError                      a tool could not be defined or called
+    │   └── ToolServerError            an MCP server failed to start or stopped (exit 1)
     ├── HookError                      a Create/Next hook or eval hook raised
     └── AgentRuntimeError              misuse of the runtime
         ├── AgentBusyError             send(if_busy="reject") while a turn runs
@@ -45,6 +46,7 @@ __all__ = [
     "ToolChoiceViolationError",
     "ToolConflictError",
     "ToolError",
+    "ToolServerError",
     "UnknownAssistantError",
 ]
 
@@ -179,6 +181,13 @@ class BadRequestError(ModelError):
 
 class ToolError(AgentCliError):
     """A tool could not be defined or called."""
+
+
+class ToolServerError(ToolError):
+    """An MCP server that could not start (command not found, exited at once, never
+    answered) or stopped: a failure of the run, not bad input, so exit 1."""
+
+    exit_code = 1
 
 
 class HookError(AgentCliError):
