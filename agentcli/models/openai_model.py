@@ -201,17 +201,20 @@ class OpenAICompatModel(NetworkModel):
         async with client.stream(
             "POST", "chat/completions", json=request, timeout=timeout
         ) as response:
-            body = limited(response.aiter_bytes(), limit, label)
             if response.status_code >= 400:
                 raise HttpStatusError.from_body(
-                    response.status_code, await _read(body), response.headers
+                    response.status_code, await _read(response, limit, label), response.headers
                 )
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if response.status_code != 200 or kind not in ("text/event-stream", ""):
                 # Not a stream: a server that ignores "stream" answers one JSON completion
                 # (served as it is); anything else means the api_base points elsewhere.
                 for chunk in _unstreamed_chunks(
-                    response.status_code, kind, await _read(body), response.headers, label
+                    response.status_code,
+                    kind,
+                    await _read(response, limit, label),
+                    response.headers,
+                    label,
                 ):
                     yield chunk
                 return
@@ -236,9 +239,9 @@ class OpenAICompatModel(NetworkModel):
                 yield chunk
 
 
-async def _read(body: AsyncIterator[bytes]) -> bytes:
-    """The rest of a body (within its limit) as one string of bytes."""
-    return b"".join([piece async for piece in body])
+async def _read(response: Any, limit: int, label: str) -> bytes:
+    """A whole body, ending in ``ResponseTooLarge`` past ``limit`` bytes."""
+    return b"".join([piece async for piece in limited(response.aiter_bytes(), limit, label)])
 
 
 def _sse_chunk(line: str, headers: Any) -> Any:
