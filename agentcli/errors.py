@@ -11,10 +11,12 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     ├── ModelError                     a model call that failed
     │   ├── RateLimited                429 / provider throttling (retryable)
     │   ├── ProviderError              5xx, connection failures, bad responses (5xx retryable)
+    │   │   └── ResponseTooLarge       a response past the connector's max_response_bytes
     │   ├── ModelTimeout               the provider did not answer in time (retryable)
     │   ├── AuthenticationError        401/403 or a missing key (not retryable)
     │   └── BadRequestError            4xx the caller caused (not retryable)
     ├── ToolError                      a tool could not be defined or called
+    │   └── ToolServerError            an MCP server failed to start or stopped (exit 1)
     ├── HookError                      a Create/Next hook or eval hook raised
     ├── OutputError                    results or a report could not be written once the run began
     └── AgentRuntimeError              misuse of the runtime
@@ -42,9 +44,11 @@ __all__ = [
     "PackageError",
     "ProviderError",
     "RateLimited",
+    "ResponseTooLarge",
     "ToolChoiceViolationError",
     "ToolConflictError",
     "ToolError",
+    "ToolServerError",
     "UnknownAssistantError",
 ]
 
@@ -143,6 +147,20 @@ class ProviderError(ModelError):
         self.retryable = retryable
 
 
+class ResponseTooLarge(ProviderError):
+    """A response passed the connector's ``max_response_bytes`` (not retryable: the same
+    request would stream as much again)."""
+
+    def __init__(self, label: str, limit: int) -> None:
+        super().__init__(
+            f"{label}: the response passed max_response_bytes ({limit:,} bytes) and was cut",
+            retryable=False,
+            hint="raise max_response_bytes on the connector in connectors.yml, or ask the "
+            "model for a shorter answer",
+        )
+        self.limit = limit
+
+
 class ModelTimeout(ModelError):
     """The provider did not answer within the timeout."""
 
@@ -165,6 +183,13 @@ class BadRequestError(ModelError):
 
 class ToolError(AgentCliError):
     """A tool could not be defined or called."""
+
+
+class ToolServerError(ToolError):
+    """An MCP server that could not start (command not found, exited at once, never
+    answered) or stopped: a failure of the run, not bad input, so exit 1."""
+
+    exit_code = 1
 
 
 class HookError(AgentCliError):

@@ -150,8 +150,10 @@ def redact_data(value: Any, env: Mapping[str, str] | None = None) -> Any:
     return value
 
 
-# Where streamed text may be cut: after a character no key or token contains.
-_SAFE_CUT = re.compile(r"[^A-Za-z0-9_\-.+/=~]")
+# Where streamed text may be cut: after a character no key or token contains. The run of
+# key characters at the end is matched on the reversed text, which reads only that run
+# (finding the last safe character forwards read every character of every piece).
+_KEY_RUN = re.compile(r"[A-Za-z0-9_\-.+/=~]*")
 # A credential's lead at the end of the released text ("Bearer ", "api_key: "): held too,
 # so the value after it is seen together with it.
 _LEAD = re.compile(
@@ -159,6 +161,7 @@ _LEAD = re.compile(
     r"[\"']?\s*[:=]?\s*[\"']?$"
 )
 _MAX_HELD = 512
+_LEAD_WINDOW = 256  # the longest lead looked for ("authorization" and its spacing)
 
 
 class StreamRedactor:
@@ -172,12 +175,10 @@ class StreamRedactor:
     def feed(self, text: str) -> str:
         """The redacted text that can be shown now; the rest waits for more."""
         held = self._held + text
-        cut = 0
-        for match in _SAFE_CUT.finditer(held):
-            cut = match.end()
+        cut = len(held) - _KEY_RUN.match(held[::-1]).end()  # type: ignore[union-attr]
         if len(held) - cut > _MAX_HELD:
             cut = len(held)
-        lead = _LEAD.search(held, 0, cut)
+        lead = _LEAD.search(held, max(0, cut - _LEAD_WINDOW), cut)
         if lead is not None:
             cut = lead.start()
         self._held = held[cut:]

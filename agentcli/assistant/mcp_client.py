@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agentcli.assistant.mcps import ToolServerSpec
-from agentcli.errors import ToolError
+from agentcli.errors import ToolError, ToolServerError
 
 __all__ = ["McpConnection", "McpToolInfo", "result_value"]
 
@@ -95,7 +95,7 @@ class McpConnection:
                 return ready, await asyncio.shield(ready)
         except TimeoutError:
             await self._stop_if(ready)
-            raise ToolError(
+            raise ToolServerError(
                 f"tool server {self.spec.id!r} did not start within {timeout:g}s",
                 hint=f"check {self.spec.path}",
             ) from None
@@ -171,23 +171,25 @@ class McpConnection:
                 raise ToolError(f"tool server {self.spec.id!r}: {error.message}") from None
             # The server went away; the next use starts it again.
             await self._stop_if(ready)
-            raise ToolError(
+            raise ToolServerError(
                 f"tool server {self.spec.id!r} stopped ({error.message}); it is restarted on next use",
                 hint=f"check {self.spec.path}",
             ) from None
         except (RuntimeError, ValueError, OSError) as error:
             raise ToolError(f"tool server {self.spec.id!r} could not {what}: {error}") from None
 
-    def _start_error(self, error: BaseException, stderr: TextIO) -> ToolError:
+    def _start_error(self, error: BaseException, stderr: TextIO) -> ToolServerError:
         while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
             error = error.exceptions[0]
         detail = str(error) or type(error).__name__
+        if detail == "Connection closed":  # the SDK's words for a server that went away
+            detail = "it exited (or closed its output) before answering"
         hint = f"check {self.spec.path}"
         stderr.seek(0)
         tail = stderr.read()[-_STDERR_TAIL:].strip()
         if tail:
             hint += f"; the server wrote:\n{tail}"
-        return ToolError(f"tool server {self.spec.id!r} could not start: {detail}", hint=hint)
+        return ToolServerError(f"tool server {self.spec.id!r} could not start: {detail}", hint=hint)
 
     async def _shutdown(self) -> None:
         task, stop, ready = self._task, self._stop, self._ready

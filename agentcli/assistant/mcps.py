@@ -109,7 +109,7 @@ def _load_spec(
                 hint='e.g. "tools": {"search": "tools.Search"} for src/tools.py:Search',
             )
     elif transport == "stdio":
-        command = _substitute(_string(data, "command", where), "command", where, env)
+        command = _substitute(_string(data, "command", where), "command", where, env, required=True)
         if not command:
             raise PackageError("a stdio server needs `command`", path=where)
         spec.command = _command(command, package_dir)
@@ -118,11 +118,11 @@ def _load_spec(
             isinstance(a, str | int | float) for a in raw_args
         ):
             raise PackageError("`arguments` must be a list of strings", path=where)
-        spec.args = [_substitute(str(a), "arguments", where, env) for a in raw_args]
+        spec.args = [_substitute(str(a), "arguments", where, env, required=True) for a in raw_args]
         spec.env = _string_map(data, "env", where, env=env)
         spec.cwd = package_dir.resolve()
     else:
-        spec.url = _substitute(_string(data, "url", where), "url", where, env)
+        spec.url = _substitute(_string(data, "url", where), "url", where, env, required=True)
         if not spec.url.startswith(("http://", "https://")):
             raise PackageError(
                 f"an {transport} server needs an http(s) `url`, got {spec.url!r}", path=where
@@ -188,32 +188,46 @@ def _string_map(data: dict[str, Any], key: str, where: str, *, env: _Env | None)
 
 
 def _timeout(value: Any, where: str) -> float | None:
+    """A server's ``timeout``: finite seconds > 0 (NaN or infinity would never cut a wait)."""
+    from agentcli.models.retry import seconds
+
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise PackageError("`timeout` must be a positive number of seconds", path=where)
+    if isinstance(value, str) or not seconds(value):
+        raise PackageError("`timeout` must be a positive, finite number of seconds", path=where)
     return float(value)
 
 
 class _Env:
-    """The environment as a definition reads it: an unset variable reads as "" and leaves a
-    warning (SPEC: only a connector's unset variable is an error)."""
+    """The environment as a definition reads it. An unset variable in what decides which
+    server runs or is reached (``command``, ``arguments``, ``url``) is an error: read as ""
+    it started a server with an empty argument that never answered. Elsewhere (``env``,
+    ``headers``, the token) it reads as "" and leaves a warning, as SPEC says."""
 
     def __init__(self, env: Mapping[str, str], warnings: list[str]) -> None:
         self.env = env
         self.warnings = warnings
 
-    def lookup(self, name: str, key: str, where: str) -> str:
+    def lookup(self, name: str, key: str, where: str, *, required: bool = False) -> str:
         """The value of ``name`` for field ``key`` of the file ``where``."""
         if name in self.env:
             return self.env[name]
+        if required:
+            raise PackageError(
+                f"`{key}` uses $ENV.{name}, but {name} is not set",
+                path=where,
+                hint=f"export {name}=... before running, or write the value into `{key}`",
+            )
         self.warnings.append(f"{where}: `{key}` uses $ENV.{name}, but {name} is not set (empty)")
         return ""
 
 
-def _substitute(text: str, key: str, where: str, env: _Env) -> str:
-    """Replace every ``$ENV.NAME`` in ``text`` (unset: empty, with a warning)."""
-    return _ENV_REFERENCE.sub(lambda match: env.lookup(match.group(1), key, where), text)
+def _substitute(text: str, key: str, where: str, env: _Env, *, required: bool = False) -> str:
+    """Replace every ``$ENV.NAME`` in ``text`` (unset: an error when ``required``, else
+    empty with a warning)."""
+    return _ENV_REFERENCE.sub(
+        lambda match: env.lookup(match.group(1), key, where, required=required), text
+    )
 
 
 def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:

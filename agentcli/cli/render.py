@@ -69,7 +69,6 @@ class TurnPrinter:
         # The answer streams through a redactor: a key the model echoes, split across
         # deltas, is caught before any part of it is shown.
         self._answer = StreamRedactor()
-        self._released = ""  # --json: the answer text shown so far in this message
 
     def _json(self, data: dict[str, Any]) -> None:
         with self._lock:
@@ -106,18 +105,21 @@ class TurnPrinter:
 
     def _json_event(self, event: Any) -> None:
         """One event as a JSON line; answer text goes out as the redactor releases it (a
-        delta with nothing released yet waits, and the partial message shows only what was
-        released)."""
+        delta with nothing released yet waits). A ``message_update``'s message goes without
+        its text: repeating the text so far on every delta made a large answer quadratic
+        (the deltas carry it, ``message_end`` the whole)."""
         data = event.to_dict()
+        if data["type"] == "message_update":
+            message = data.get("message")
+            if isinstance(message, dict):
+                data["message"] = {
+                    k: v for k, v in message.items() if k not in ("content", "thinking")
+                }
         if data["type"] == "message_update" and getattr(event.delta, "type", "") == "text_delta":
             released = self._answer.feed(event.delta.text)
             if not released:
                 return
-            self._released += released
             data["delta"] = {**data["delta"], "text": released}
-            message = data.get("message")
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                data["message"] = {**message, "content": self._released}
         elif data["type"] == "message_end":
             rest = self._answer.flush()
             if rest:
@@ -128,7 +130,6 @@ class TurnPrinter:
                         "delta": {"text": rest, "type": "text_delta"},
                     }
                 )
-            self._released = ""
         self._json(data)
 
     def on_output(self, message: Any) -> None:

@@ -274,12 +274,11 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
         "api_key": _api_key(config, provider or ("openai" if openai_sdk else ""), api_base, env),
     }
     if "timeout" in options:
-        timeout = options.pop("timeout")
-        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-            raise ConfigError(f"{config.where}: timeout must be a number of seconds > 0")
-        kwargs["timeout"] = float(timeout)
+        kwargs["timeout"] = _timeout(options.pop("timeout"), config)
     if "retry" in options:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
+    if "max_response_bytes" in options:
+        kwargs["max_response_bytes"] = _max_bytes(options.pop("max_response_bytes"), config)
     transport = options.pop("transport", None)
     kwargs["extra"] = options
     if openai_sdk:
@@ -340,8 +339,31 @@ def _retry_policy(value: Any, config: ConnectorConfig) -> Any:
         raise ConfigError(f"{config.where}: retry must be a number of attempts or a mapping")
     try:
         return RetryPolicy(**value)
-    except TypeError as exc:
+    except (TypeError, ConfigError) as exc:
         raise ConfigError(f"{config.where}: retry: {exc}") from None
+
+
+def _max_bytes(value: Any, config: ConnectorConfig) -> int:
+    """A connector's ``max_response_bytes``: a whole number of bytes > 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(
+            f"{config.where}: max_response_bytes must be a whole number of bytes > 0, "
+            f"got {value!r}",
+            hint="e.g. max_response_bytes: 67108864 (64 MB, the default)",
+        )
+    return value
+
+
+def _timeout(value: Any, config: ConnectorConfig) -> float:
+    """A connector's ``timeout``: a finite number of seconds > 0 (YAML's .inf and .nan
+    would make every wait on the model unbounded)."""
+    from agentcli.models.retry import seconds
+
+    if isinstance(value, str) or not seconds(value):
+        raise ConfigError(
+            f"{config.where}: timeout must be a number of seconds > 0 (and finite), got {value!r}"
+        )
+    return float(value)
 
 
 def _unknown(

@@ -23,7 +23,7 @@ from agentcli.errors import (
     ProviderError,
     RateLimited,
 )
-from agentcli.models.retry import parse_retry_after
+from agentcli.models.retry import parse_retry_after, seconds
 from agentcli.secrets import REDACTED, redact_text
 
 __all__ = ["HttpStatusError", "map_error", "redact"]
@@ -267,12 +267,9 @@ def _retry_after(exc: Any) -> float | None:
     if not headers:
         return None
     getter = headers.get
-    millis = getter("retry-after-ms") or getter("Retry-After-Ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
+    millis = seconds(getter("retry-after-ms") or getter("Retry-After-Ms"))
+    if millis is not None:
+        return millis / 1000
     return parse_retry_after(getter("retry-after") or getter("Retry-After"))
 
 

@@ -45,7 +45,6 @@ KEEPALIVE_EXPIRY = 4.0
 _MAX_LINE = 64 * 1024  # longest status, header or chunk-size line
 _MAX_HEADERS = 200
 _CHUNK = 64 * 1024  # read size, and the write size between two drains
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
 _KEEP_ALIVE_TIMEOUT = re.compile(r"timeout\s*=\s*(\d+)")
 _NO_BODY = frozenset({204, 304})
@@ -204,20 +203,11 @@ class HttpResponse:
         """The whole body."""
         return b"".join([data async for data in self.aiter_bytes()])
 
-    async def aiter_lines(self) -> AsyncIterator[str]:
+    def aiter_lines(self) -> AsyncIterator[str]:
         """The body's lines without their line breaks (``\\r\\n``, ``\\n`` or ``\\r``)."""
-        pending = b""
-        async for data in self.aiter_bytes():
-            pending += data
-            # A trailing \r may be the first half of \r\n: keep it for the next piece.
-            held = pending.endswith(b"\r")
-            *lines, pending = _LINE_BREAK.split(pending[:-1] if held else pending)
-            if held:
-                pending += b"\r"
-            for line in lines:
-                yield line.decode("utf-8", "replace")
-        if pending:
-            yield pending.rstrip(b"\r").decode("utf-8", "replace")
+        from agentcli.models.streaming import lines
+
+        return lines(self.aiter_bytes())
 
     async def _raw_body(self) -> AsyncIterator[bytes]:
         """The body's bytes as framed by ``Transfer-Encoding``/``Content-Length``."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
-from agentcli.models.network import NetworkModel
+from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 
@@ -57,6 +57,7 @@ class LiteLLMModel(NetworkModel):
         retry: RetryPolicy | None = None,
         extra: dict[str, Any] | None = None,
         on_retry: OnRetry | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.model = model
         prefix, slash, rest = model.partition("/")
@@ -66,7 +67,13 @@ class LiteLLMModel(NetworkModel):
         # litellm's OpenAI provider needs some key even when a local server ignores it.
         needs_dummy = api_base and not api_key and self.provider == "openai"
         self.api_key = "none" if needs_dummy else api_key
-        self._configure(timeout=timeout, retry=retry, extra=extra, on_retry=on_retry)
+        self._configure(
+            timeout=timeout,
+            retry=retry,
+            extra=extra,
+            on_retry=on_retry,
+            max_response_bytes=max_response_bytes,
+        )
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.model}, api_base={self.api_base!r})"
@@ -88,7 +95,9 @@ class LiteLLMModel(NetworkModel):
             request["api_key"] = self.api_key
         try:
             litellm = import_litellm()
-            assembler = StreamAssembler(self.provider, self.name, cost_model=self.model)
+            assembler = StreamAssembler(
+                self.provider, self.name, cost_model=self.model, limit=self.max_response_bytes
+            )
             stream = await litellm.acompletion(**request)
             async with stream:
                 async for chunk in stream:

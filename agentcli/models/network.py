@@ -10,7 +10,10 @@ from agentcli.models.base import ModelSettings, StreamPart
 from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
 
-__all__ = ["NetworkModel"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "NetworkModel"]
+
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The most bytes of text one response may stream (``max_response_bytes`` of a connector)."""
 
 
 class NetworkModel:
@@ -26,8 +29,10 @@ class NetworkModel:
         retry: RetryPolicy | None,
         extra: dict[str, Any] | None,
         on_retry: OnRetry | None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
         self.retry = retry or RetryPolicy()
         self.extra = dict(extra or {})
         self.on_retry = on_retry

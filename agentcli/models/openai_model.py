@@ -32,9 +32,9 @@ from agentcli.errors import AuthenticationError, ProviderError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import HttpStatusError, map_error
 from agentcli.models.http11 import Http11Client, proxy_applies
-from agentcli.models.network import NetworkModel
+from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
 from agentcli.models.retry import OnRetry, RetryPolicy
-from agentcli.models.streaming import StreamAssembler, chat_request
+from agentcli.models.streaming import StreamAssembler, chat_request, limited, lines
 from agentcli.secrets import redact_text
 
 __all__ = ["DEFAULT_TIMEOUT", "OpenAICompatModel"]
@@ -61,6 +61,7 @@ class OpenAICompatModel(NetworkModel):
         extra: dict[str, Any] | None = None,
         on_retry: OnRetry | None = None,
         transport: str = "http",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if transport not in TRANSPORTS:
             from agentcli.errors import ConfigError
@@ -73,7 +74,13 @@ class OpenAICompatModel(NetworkModel):
         self.provider = provider
         self.api_base = api_base
         self.api_key = api_key if api_key or not api_base else _DUMMY_KEY
-        self._configure(timeout=timeout, retry=retry, extra=extra, on_retry=on_retry)
+        self._configure(
+            timeout=timeout,
+            retry=retry,
+            extra=extra,
+            on_retry=on_retry,
+            max_response_bytes=max_response_bytes,
+        )
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.via_proxy = False  # whether the current client goes through a proxy
@@ -161,7 +168,10 @@ class OpenAICompatModel(NetworkModel):
         try:
             client = self._client_for_loop()
             assembler = StreamAssembler(
-                self.provider, self.name, cost_model=f"{self.provider}/{self.name}"
+                self.provider,
+                self.name,
+                cost_model=f"{self.provider}/{self.name}",
+                limit=self.max_response_bytes,
             )
             chunks = self._sdk_chunks if self.transport == "sdk" else self._http_chunks
             async for chunk in chunks(client, request, timeout):
@@ -182,28 +192,35 @@ class OpenAICompatModel(NetworkModel):
     async def _http_chunks(
         self, client: Http11Client | _HttpPool, request: dict[str, Any], timeout: float
     ) -> AsyncIterator[dict[str, Any]]:
-        """The streamed chunks of one request, read off the server-sent events."""
+        """The streamed chunks of one request, read off the server-sent events. A body
+        that is not a stream (an error, one JSON completion) and each line of a stream are
+        held whole, so each is kept within ``max_response_bytes``; the streamed text is
+        counted by the assembler."""
+        label = f"{self.provider} model {self.name!r}"
+        limit = self.max_response_bytes
         async with client.stream(
             "POST", "chat/completions", json=request, timeout=timeout
         ) as response:
             if response.status_code >= 400:
                 raise HttpStatusError.from_body(
-                    response.status_code, await response.aread(), response.headers
+                    response.status_code, await _read(response, limit, label), response.headers
                 )
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if response.status_code != 200 or kind not in ("text/event-stream", ""):
                 # Not a stream: a server that ignores "stream" answers one JSON completion
                 # (served as it is); anything else means the api_base points elsewhere.
-                body = await response.aread()
-                label = f"{self.provider} model {self.name!r}"
                 for chunk in _unstreamed_chunks(
-                    response.status_code, kind, body, response.headers, label
+                    response.status_code,
+                    kind,
+                    await _read(response, limit, label),
+                    response.headers,
+                    label,
                 ):
                     yield chunk
                 return
             # Read to the end of the body even after [DONE]: leaving early would close the
             # connection instead of returning it to the pool.
-            async for line in response.aiter_lines():
+            async for line in lines(response.aiter_bytes(), limit=limit, label=label):
                 chunk = _sse_chunk(line, response.headers)
                 if chunk is not None:
                     yield chunk
@@ -220,6 +237,11 @@ class OpenAICompatModel(NetworkModel):
         async with stream:
             async for chunk in stream:
                 yield chunk
+
+
+async def _read(response: Any, limit: int, label: str) -> bytes:
+    """A whole body, ending in ``ResponseTooLarge`` past ``limit`` bytes."""
+    return b"".join([piece async for piece in limited(response.aiter_bytes(), limit, label)])
 
 
 def _sse_chunk(line: str, headers: Any) -> Any:

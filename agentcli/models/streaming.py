@@ -9,12 +9,14 @@ into our stream parts and the final ``ModelResponse``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.errors import ProviderError
+from agentcli.errors import ConfigError, ProviderError, ResponseTooLarge
 from agentcli.models.base import (
     ModelResponse,
     ModelSettings,
@@ -25,8 +27,11 @@ from agentcli.models.base import (
     ToolCallRequest,
     Usage,
 )
+from agentcli.models.retry import seconds
 
-__all__ = ["StreamAssembler", "chat_request", "token_cost"]
+__all__ = ["StreamAssembler", "call_timeout", "chat_request", "limited", "lines", "token_cost"]
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 
 _FINISH_REASONS = {
     "stop": "stop",
@@ -50,7 +55,7 @@ def chat_request(
 ) -> tuple[dict[str, Any], float]:
     """Streaming chat-completion options and the timeout; settings override ``extra``."""
     options = {**extra, **settings.to_dict()}
-    timeout = float(options.pop("timeout", None) or default_timeout)
+    timeout = call_timeout(options.pop("timeout", None), default_timeout)
     request: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -65,6 +70,58 @@ def chat_request(
         options.pop("parallel_tool_calls", None)
     request.update(options)
     return request, timeout
+
+
+async def limited(chunks: AsyncIterator[bytes], limit: int, label: str) -> AsyncIterator[bytes]:
+    """The pieces of a body, ending in ``ResponseTooLarge`` once they pass ``limit`` bytes."""
+    total = 0
+    async for piece in chunks:
+        total += len(piece)
+        if total > limit:
+            raise ResponseTooLarge(label, limit)
+        yield piece
+
+
+async def lines(
+    chunks: AsyncIterator[bytes], *, limit: int | None = None, label: str = ""
+) -> AsyncIterator[str]:
+    """The lines of a body without their breaks (``\\r\\n``, ``\\n`` or ``\\r``), in
+    linear time: only a piece that holds a break is split, so a line spread over many
+    pieces is joined once (re-scanning all held bytes for each piece was quadratic). A
+    line longer than ``limit`` ends in ``ResponseTooLarge``: it would be held whole."""
+    held: list[bytes] = []  # the pieces of the line not yet ended
+    size = 0
+    async for piece in chunks:
+        if b"\n" not in piece and b"\r" not in piece:
+            held.append(piece)
+            size += len(piece)
+            if limit is not None and size > limit:
+                raise ResponseTooLarge(label, limit)
+            continue
+        held.append(piece)
+        text = b"".join(held)
+        # A trailing \r may be the first half of \r\n: keep it for the next piece.
+        cr = text.endswith(b"\r")
+        *complete, rest = _LINE_BREAK.split(text[:-1] if cr else text)
+        rest += b"\r" if cr else b""
+        held, size = ([rest], len(rest)) if rest else ([], 0)
+        for line in complete:
+            yield line.decode("utf-8", "replace")
+    if held:
+        yield b"".join(held).rstrip(b"\r").decode("utf-8", "replace")
+
+
+def call_timeout(value: Any, default: float) -> float:
+    """A call's ``timeout`` option (package or call options): a finite number of seconds
+    > 0, else a ``ConfigError`` (NaN or infinity would make the call's waits unbounded)."""
+    if value is None:
+        return default
+    if isinstance(value, str) or not seconds(value):
+        raise ConfigError(
+            f"the timeout option must be a finite number of seconds > 0, got {value!r}",
+            hint="set options.timeout to a number such as 60, or leave it out",
+        )
+    return float(value)
 
 
 def token_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
@@ -101,9 +158,18 @@ class _PendingCall:
 class StreamAssembler:
     """Feed chunks in order; collect the parts to yield; ``finish()`` builds the response."""
 
-    def __init__(self, provider: str, model: str, *, cost_model: str | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        *,
+        cost_model: str | None = None,
+        limit: int | None = None,
+    ) -> None:
         self.provider = provider
         self.model = model
+        self._limit = limit  # max_response_bytes: text, reasoning and tool-call arguments
+        self._size = 0
         self._cost_model = cost_model or model
         self._text: list[str] = []
         self._thinking: list[str] = []
@@ -137,7 +203,17 @@ class StreamAssembler:
             reason = _get(choice, "finish_reason")
             if reason:
                 self._finish = str(reason)
+        if self._limit is not None and parts:
+            self._count(parts)
         return parts
+
+    def _count(self, parts: list[StreamPart]) -> None:
+        """Add the parts' text to the response's size; past the limit the call ends."""
+        for part in parts:
+            text = part.arguments if isinstance(part, ToolCallDelta) else part.text  # type: ignore[union-attr]
+            self._size += len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+        if self._limit is not None and self._size > self._limit:
+            raise ResponseTooLarge(f"{self.provider} model {self.model!r}", self._limit)
 
     def _tool_fragment(self, fragment: Any) -> ToolCallDelta:
         """Record one tool-call fragment and describe it as a delta."""

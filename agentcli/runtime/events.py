@@ -140,7 +140,7 @@ class MessageStart(Event):
 
 @dataclass(slots=True)
 class MessageUpdate(Event):
-    """A streamed delta of the assistant message."""
+    """A streamed delta of the assistant message (whose ``content`` is set at its end)."""
 
     type: ClassVar[str] = "message_update"
     message: Message | None = None

@@ -97,6 +97,25 @@ class TurnResult:
         return [call for m in self.messages if m.role == "assistant" for call in m.tool_calls]
 
 
+class _Streaming:
+    """The assistant message being streamed and its text so far, kept as pieces: adding
+    each delta to ``message.content`` copied the whole text every time (a 5 MB answer took
+    minutes). The message's ``content`` and ``thinking`` are set when it ends."""
+
+    __slots__ = ("message", "text", "thinking")
+
+    def __init__(self, message: Message) -> None:
+        self.message = message
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+
+    def settle(self) -> Message:
+        """The message with the text streamed so far (an aborted or failed stream)."""
+        self.message.content = "".join(self.text)
+        self.message.thinking = "".join(self.thinking)
+        return self.message
+
+
 class Turn:
     """A running turn: its steps, joined input, turn-scoped contexts and abort handle."""
 
@@ -115,7 +134,7 @@ class Turn:
         self.runtime_context: dict[str, Any] = agent.runtime_context
         self._task: asyncio.Task[str] | None = None
         self._abort_requested = False
-        self._streaming: Message | None = None
+        self._streaming: _Streaming | None = None
         self._executor: ToolExecutor | None = None
         self._open_calls: list[ToolCall] = []
         self._step_tools: dict[str, Tool] = self.tools
@@ -298,7 +317,7 @@ class Turn:
         agent = self.agent
         channel = agent.channel
         message = Message(role="assistant", content="", provider=model.provider, model=model.name)
-        self._streaming = message
+        self._streaming = streaming = _Streaming(message)
         await agent._emit(MessageStart(turn_id=self.id, message=message))
         updates, parts = channel.has(AGENT), channel.has(STREAM)
         response = None
@@ -309,9 +328,9 @@ class Turn:
                 if parts:
                     await channel.emit(STREAM, part)
                 if isinstance(part, TextDelta):
-                    message.content += part.text
+                    streaming.text.append(part.text)
                 elif isinstance(part, ThinkingDelta):
-                    message.thinking += part.text
+                    streaming.thinking.append(part.text)
                 elif isinstance(part, ResponseDone):
                     response = part.response
                     continue
@@ -321,6 +340,7 @@ class Turn:
                 raise ProviderError(f"model {model.name!r} ended its stream without a response")
         except ModelError as error:
             self._streaming = None
+            streaming.settle()
             message.finish_reason = "error"
             message.error = str(error)
             await self._finish_message(message)
@@ -328,7 +348,7 @@ class Turn:
             raise
         self._streaming = None
         message.content = response.content
-        message.thinking = response.thinking or message.thinking
+        message.thinking = response.thinking or "".join(streaming.thinking)
         message.finish_reason = response.finish_reason
         message.usage = response.usage
         message.provider = response.provider or message.provider
@@ -404,7 +424,7 @@ class Turn:
             opening, self.opening = self.opening, []
             await agent._append_all(opening, self.id)
         if self._streaming is not None:
-            message, self._streaming = self._streaming, None
+            message, self._streaming = self._streaming.settle(), None
             message.finish_reason = finish_reason
             message.tool_calls = []
             await self._finish_message(message)

@@ -110,6 +110,36 @@ def test_unset_env_variable_is_empty_with_a_warning_naming_variable_and_file(
     assert "NOPE_X" in warning and "s.mcp.yao" in warning and "env.K" in warning
 
 
+@pytest.mark.parametrize(
+    "definition, key",
+    [
+        ('{"transport": "stdio", "command": "python", "arguments": ["$ENV.NOPE_X"]}', "arguments"),
+        ('{"transport": "stdio", "command": "$ENV.NOPE_X"}', "command"),
+        ('{"transport": "sse", "url": "http://$ENV.NOPE_X/sse"}', "url"),
+    ],
+)
+def test_unset_env_variable_in_what_starts_a_server_is_an_error(
+    tmp_path: Path, definition: str, key: str
+) -> None:
+    write(tmp_path, {"mcps/s.mcp.yao": definition})
+    with pytest.raises(PackageError, match=rf"`{key}` uses \$ENV.NOPE_X, but NOPE_X is not set"):
+        load_tool_servers(tmp_path, env={})
+    # the file is named in the message
+    with pytest.raises(PackageError) as caught:
+        load_tool_servers(tmp_path, env={})
+    assert caught.value.path and caught.value.path.endswith("s.mcp.yao")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "1e999", "-Infinity", '"5"'])
+def test_non_finite_server_timeout_is_an_error(tmp_path: Path, value: str) -> None:
+    write(
+        tmp_path,
+        {"mcps/s.mcp.yao": f'{{"transport": "stdio", "command": "x", "timeout": {value}}}'},
+    )
+    with pytest.raises(PackageError, match="timeout"):
+        load_tool_servers(tmp_path, env={})
+
+
 def test_input_schemas_from_mapping(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -151,6 +152,35 @@ async def test_rate_limit_with_retry_after_then_success(make_model, openai_serve
     assert retries == [(RateLimited, 1, 0.05)]
     assert time.monotonic() - started >= 0.05
     assert len(openai_server.requests) == 2
+
+
+# Headers no honest server sends; each must still end in a retry after at most max_delay.
+HOSTILE_RETRY_AFTER = {
+    "nan": {"Retry-After": "nan"},
+    "NaN-ms": {"retry-after-ms": "NaN"},
+    "1e999": {"Retry-After": "1e999"},
+    "inf": {"Retry-After": "inf"},
+    "-inf": {"Retry-After": "-inf"},
+    "negative": {"Retry-After": "-30"},
+    "huge": {"Retry-After": "99999999999999999999"},
+    "far-date": {"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"},
+}
+
+
+@pytest.mark.parametrize("headers", HOSTILE_RETRY_AFTER.values(), ids=HOSTILE_RETRY_AFTER)
+async def test_hostile_retry_after_waits_at_most_max_delay(make_model, openai_server, headers):
+    delays: list[float] = []
+    model = make_model(openai_server, on_retry=lambda e, n, d: delays.append(d))
+    openai_server.enqueue(text="warm")
+    await collect(model, USER)  # the client's imports are not what is timed
+    openai_server.enqueue(Reply.failure(429, "slow down", headers=headers))
+    openai_server.enqueue(text="finally")
+    started = time.monotonic()
+    async with asyncio.timeout(5):  # the bug slept NaN seconds, i.e. until cut
+        response = await collect(model, USER)
+    assert response.content == "finally"
+    assert len(delays) == 1 and 0 <= delays[0] <= FAST_RETRY.max_delay, delays
+    assert time.monotonic() - started < 2
 
 
 async def test_rate_limit_exhausted_keeps_retry_after(make_model, openai_server):

@@ -27,6 +27,7 @@ from tests.models.network_scenarios import (  # noqa: F401  (collected here for 
     test_connection_reset_mid_stream_is_not_retried,
     test_context_length_is_bad_request,
     test_empty_response,
+    test_hostile_retry_after_waits_at_most_max_delay,
     test_invalid_json_tool_arguments,
     test_model_name_modes_of_the_server,
     test_plain_text_reply,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import math
 
 import pytest
 
@@ -14,6 +15,7 @@ from agentcli.errors import (
     RateLimited,
 )
 from agentcli.models.retry import RetryPolicy, parse_retry_after, retry_stream
+from agentcli.models.streaming import call_timeout
 
 
 class Script:
@@ -92,6 +94,49 @@ def test_parse_retry_after():
     assert parse_retry_after("soon") is None
     assert parse_retry_after("") is None
     assert parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize(
+    "value", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999", "1_000", "0x10", "9" * 400]
+)
+def test_non_finite_or_odd_retry_after_is_ignored(value):
+    assert parse_retry_after(value) is None
+
+
+def test_far_future_retry_after_is_finite_and_capped():
+    far = parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT")
+    assert far is not None and math.isfinite(far)
+    assert RetryPolicy(max_delay=3.0).delay(1, far) == 3.0
+
+
+@pytest.mark.parametrize("told", [math.nan, math.inf, -math.inf, 1e308, -1.0])
+def test_delay_is_always_finite_and_capped(told):
+    policy = RetryPolicy(base_delay=0.5, max_delay=3.0, jitter=0.0)
+    wait = policy.delay(1, told)
+    assert math.isfinite(wait) and 0 <= wait <= 3.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_delay": math.inf},
+        {"max_delay": math.nan},
+        {"base_delay": math.nan},
+        {"jitter": math.nan},
+        {"base_delay": "1"},
+        {"max_attempts": 2.5},
+    ],
+)
+def test_non_finite_policy_is_a_config_error(kwargs):
+    with pytest.raises(ConfigError):
+        RetryPolicy(**kwargs)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1, 0, "soon", True])
+def test_call_timeout_option_must_be_finite_and_positive(value):
+    with pytest.raises(ConfigError, match="timeout option"):
+        call_timeout(value, 30.0)
+    assert call_timeout(None, 30.0) == 30.0 and call_timeout(5, 30.0) == 5.0
 
 
 async def test_retryable_errors_are_retried_until_success():
