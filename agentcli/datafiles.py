@@ -321,18 +321,18 @@ class YamlDocument:
         size: dict[int, int] = {}  # expanded node count of each finished node
         height: dict[int, int] = {}  # container nesting below and including each node
         active: set[int] = set()
-        stack: list[tuple[Any, bool]] = [(root, False)]
+        stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
         while stack:
-            node, finished = stack.pop()
+            node, finished, depth = stack.pop()
             key = id(node)
             children = _children(node, yaml)
+            nested = isinstance(node, yaml.CollectionNode)
             if finished:
                 active.discard(key)
                 size[key] = 1 + sum(size[id(c)] for c in children)
-                nested = isinstance(node, yaml.CollectionNode)
                 height[key] = nested + max((height[id(c)] for c in children), default=0)
-                if height[key] > MAX_DEPTH:
-                    raise self._fail(node, _too_deep())
+                if height[key] > MAX_DEPTH:  # only aliases reach this: depth is checked below
+                    raise self._fail(node, "invalid YAML: " + _too_deep())
                 if size[key] - len(size) > MAX_ALIAS_NODES:
                     raise self._fail(
                         node,
@@ -346,9 +346,12 @@ class YamlDocument:
                 continue
             if key in active:
                 raise self._fail(node, "a recursive alias (an anchor used inside itself)")
+            depth += nested
+            if depth > MAX_DEPTH:  # the first node too deep, as the Python composer finds it
+                raise self._fail(node, "invalid YAML: " + _too_deep())
             active.add(key)
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in size)
+            stack.append((node, True, depth))
+            stack.extend((child, False, depth) for child in children if id(child) not in size)
 
     def _note_duplicates(self, node: Any) -> None:
         """A PackageError for each key of a mapping that repeats an earlier one."""
