@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agentcli.datafiles import loads_json
+from agentcli.datafiles import read_text as read_data_text
 from agentcli.errors import PackageError
 
 __all__ = ["load_jsonc", "parse_jsonc", "read_text", "strip_jsonc"]
@@ -59,14 +61,14 @@ def parse_jsonc(text: str, *, path: str | None = None) -> Any:
     text = text.removeprefix("\ufeff")
     try:
         # Fast path: most files are plain JSON.
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError:
         pass
     cleaned = strip_jsonc(text, path=path)
     if not cleaned.strip():
         raise PackageError("file is empty; expected a JSON object", path=path)
     try:
-        return json.loads(cleaned)
+        return loads_json(cleaned)
     except json.JSONDecodeError as exc:
         raise PackageError(
             f"invalid JSON: {exc.msg}",
@@ -78,13 +80,9 @@ def parse_jsonc(text: str, *, path: str | None = None) -> Any:
 
 
 def read_text(path: Path) -> str:
-    """A package file's UTF-8 text; unreadable or undecodable files raise PackageError."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise PackageError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
-    except OSError as exc:
-        raise PackageError(f"cannot read file: {exc.strerror}", path=str(path)) from None
+    """A package file's UTF-8 text; unreadable, undecodable or oversized files raise
+    PackageError (see ``agentcli.datafiles``)."""
+    return read_data_text(path)
 
 
 def load_jsonc(path: Path) -> Any:

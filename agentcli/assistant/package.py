@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.assistant.jsonc import parse_jsonc, read_text
+from agentcli.datafiles import load_yaml
 from agentcli.errors import ConfigError, PackageError, UnknownAssistantError
-from agentcli.yamlerrors import yaml_error
 
 __all__ = [
     "PACKAGE_FILES",
@@ -156,14 +156,7 @@ def read_yaml(path: Path) -> Any:
     cached = _yaml_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
-    import yaml
-
-    text = read_text(path)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        value = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, path, text) from None
+    value = load_yaml(read_text(path), path)
     _yaml_cache[path] = (key, value)
     return value
 

@@ -27,7 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agentcli.assistant.jsonc import read_text
 from agentcli.assistant.package import AssistantPackage, read_yaml
+from agentcli.datafiles import YamlDocument
 from agentcli.errors import PackageError
 
 __all__ = [
@@ -70,15 +72,20 @@ def _node_line(file: Path, index: int, key: str | None = None) -> int | None:
     import yaml
 
     try:
-        node = yaml.compose(file.read_text(encoding="utf-8"))
-        item = node.value[index]
+        document = YamlDocument(read_text(file), file)
+    except PackageError:
+        return None
+    try:
+        item = document.root.value[index]
         if key is not None and isinstance(item, yaml.MappingNode):
             for key_node, _value in item.value:
                 if key_node.value == key:
                     return key_node.start_mark.line + 1
         return item.start_mark.line + 1
-    except (yaml.YAMLError, OSError, AttributeError, IndexError, TypeError):
+    except (AttributeError, IndexError, TypeError):
         return None
+    finally:
+        document.close()
 
 
 def _item_error(file: Path, index: int, message: str, key: str | None = None) -> PackageError:
@@ -144,8 +151,11 @@ def _read_asset(ref: str, assets_dir: Path, source: Path) -> str:
     try:
         resolved = target.resolve(strict=True)
         stat = resolved.stat()
-    except OSError:
+    except FileNotFoundError:
         raise PackageError(f"@assets/{ref}: file not found ({target})", path=str(source)) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise PackageError(f"@assets/{ref}: cannot read ({reason})", path=str(source)) from None
     # A symlink inside assets/ may point anywhere; only the resolved location counts.
     if not resolved.is_relative_to(assets_dir.resolve()):
         raise escape

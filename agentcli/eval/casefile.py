@@ -14,10 +14,21 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator
+from io import BufferedReader
 from pathlib import Path
 from typing import Any
 
-from agentcli.yamlerrors import yaml_error
+from agentcli.datafiles import (
+    MAX_FILE_BYTES,
+    DuplicateKeyError,
+    YamlDocument,
+    decode_text,
+    foreign_bom,
+    loads_json,
+    read_text,
+    unique_object,
+)
+from agentcli.errors import PackageError
 
 __all__ = ["SCHEMA_PATH", "display_path", "json_name", "read_items", "schema_problems"]
 
@@ -33,6 +44,8 @@ _TYPE_WORDS = {
     "boolean": "true or false",
     "null": "null",
 }
+
+_LIMIT_MB = MAX_FILE_BYTES // (1024 * 1024)
 
 # High enough that "category" does not suggest "after", low enough for "assertions" -> "assert".
 _SUGGEST_CUTOFF = 0.7
@@ -58,46 +71,104 @@ def display_path(path: str) -> str:
 
 
 def _jsonl_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
-    """``(line, object)`` per non-blank, non-``//`` line, streamed."""
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, raw in enumerate(handle, 1):
-            text = raw.strip()
+    """``(line, object)`` per non-blank, non-``//`` line, streamed; a line is decoded on its
+    own, so an undecodable or over-long line is one problem, not the end of the file."""
+    with path.open("rb") as handle:
+        if (encoding := foreign_bom(handle.peek(4)[:4])) is not None:
+            problems.append(f"{shown}:1: the file is {encoding} text, not UTF-8; save it as UTF-8")
+            return
+        for number, raw in enumerate(_capped_lines(handle), 1):
+            if raw is None:
+                problems.append(
+                    f"{shown}:{number}: line is longer than the {_LIMIT_MB} MB limit for one case;"
+                    " put large inputs in file:// parts"
+                )
+                continue
+            try:
+                text = raw.decode("utf-8-sig").strip()
+            except UnicodeDecodeError:
+                problems.append(_problem(_undecodable(raw, shown, number)))
+                continue
             if not text or text.startswith("//"):
                 continue
             try:
-                yield number, json.loads(text)
+                yield number, loads_json(text, unique_keys=True)
             except json.JSONDecodeError as exc:
                 column = exc.colno + len(raw) - len(raw.lstrip())
                 hint = " (a .jsonl case must fit on one line)" if exc.pos >= len(text) else ""
                 problems.append(
                     f"{shown}:{number}: invalid JSON at column {column}: {exc.msg}{hint}"
                 )
+            except DuplicateKeyError as exc:
+                problems.append(f"{shown}:{number}: {exc}; remove one of them")
+
+
+def _capped_lines(handle: BufferedReader) -> Iterator[bytes | None]:
+    """The lines of a binary file; ``None`` for a line over MAX_FILE_BYTES (skipped unread)."""
+    while raw := handle.readline(MAX_FILE_BYTES + 1):
+        if len(raw) <= MAX_FILE_BYTES or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
+def _undecodable(raw: bytes, shown: str, number: int) -> PackageError:
+    """The error for a line that is not UTF-8."""
+    try:
+        decode_text(raw, shown, line=number)
+    except PackageError as exc:
+        return exc
+    raise AssertionError("decodable")  # only called after the line failed to decode
+
+
+def _problem(error: PackageError) -> str:
+    """``file:line: message``, the form of every case-file problem (no column)."""
+    if error.line is None:
+        return f"{error.path}: {error.detail}"
+    return f"{error.path}:{error.line}: {error.detail}"
 
 
 def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
     """``(line, object)`` for each item of a JSON array, or the one top-level object."""
-    text = path.read_text(encoding="utf-8-sig")
     try:
-        document = json.loads(text)
+        text = read_text(path, name=shown)
+        document = loads_json(text)
+    except PackageError as exc:
+        problems.append(_problem(exc))
+        return
     except json.JSONDecodeError as exc:
         problems.append(f"{shown}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}")
         return
     start = _JSON_WS.match(text).end()
     line = text.count("\n", 0, start) + 1
     if isinstance(document, dict):
+        try:
+            json.loads(text, object_pairs_hook=unique_object)
+        except DuplicateKeyError as exc:
+            problems.append(f"{shown}:{line}: {exc}; remove one of them")
+            return
         yield line, document
         return
     if not isinstance(document, list):
         problems.append(f"{shown}:{line}: expected an array of cases or one case object")
         return
-    # Decode the items one by one from their offsets to learn the line each starts on.
-    decoder, position, counted = json.JSONDecoder(), start + 1, start
+    # Decode the items one by one from their offsets to learn the line each starts on
+    # (and to find a repeated key: the first decoding kept only the last of two).
+    unique, plain = json.JSONDecoder(object_pairs_hook=unique_object), json.JSONDecoder()
+    position, counted = start + 1, start
     for _ in document:
         position = _JSON_WS.match(text, position).end()
         line += text.count("\n", counted, position)
         counted = position
-        item, position = decoder.raw_decode(text, position)
-        yield line, item
+        try:
+            item, position = unique.raw_decode(text, position)
+        except DuplicateKeyError as exc:
+            problems.append(f"{shown}:{line}: {exc}; remove one of them")
+            _, position = plain.raw_decode(text, position)
+        else:
+            yield line, item
         position = _JSON_WS.match(text, position).end() + 1  # skip the "," or "]"
 
 
@@ -105,18 +176,14 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     """``(line, object)`` for each item of a YAML list (or the one top-level mapping)."""
     import yaml
 
-    text = path.read_text(encoding="utf-8-sig")
     try:
-        loader = yaml.SafeLoader(text)
-    except yaml.YAMLError as exc:  # a character YAML refuses (a control character)
-        problems.append(str(yaml_error(exc, shown, text)))
+        document = YamlDocument(read_text(path, name=shown), shown)
+    except PackageError as exc:
+        problems.append(_problem(exc))
         return
     try:
-        try:
-            root = loader.get_single_node()
-        except yaml.YAMLError as exc:
-            problems.append(_yaml_problem(shown, exc, 1))
-            return
+        problems.extend(_problem(duplicate) for duplicate in document.duplicates)
+        root = document.root
         if root is None:
             return
         if isinstance(root, yaml.MappingNode):
@@ -127,24 +194,14 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
             problems.append(f"{shown}:{root.start_mark.line + 1}: expected a list of cases")
             return
         for node in nodes:
-            line = node.start_mark.line + 1
             try:
-                item = loader.construct_document(node)
-            except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
-                problems.append(_yaml_problem(shown, exc, line))
+                item = document.value(node)
+            except PackageError as exc:  # e.g. a tag the safe loader refuses
+                problems.append(_problem(exc))
                 continue
-            yield line, item
+            yield node.start_mark.line + 1, item
     finally:
-        loader.dispose()
-
-
-def _yaml_problem(shown: str, exc: Exception, line: int) -> str:
-    """``file:line: invalid YAML: problem`` for a PyYAML error (its own line when it has one)."""
-    mark = getattr(exc, "problem_mark", None)
-    if mark is not None:
-        line = mark.line + 1
-    problem = getattr(exc, "problem", None) or str(exc)
-    return f"{shown}:{line}: invalid YAML: {problem}"
+        document.close()
 
 
 # --- schema ------------------------------------------------------------------------------

@@ -260,15 +260,31 @@ class _Resolver:
     def local_file(self, source: str, where: str) -> Path | None:
         """The resolved path of a ``file://`` source, confined to the project root."""
         raw = source[len("file://") :]
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = self.base_dir / path
-        # resolve() follows symlinks, so a link pointing outside the project is caught too.
-        resolved, root = path.resolve(), self.root.resolve()
-        if not resolved.is_relative_to(root):
-            self.fail(where, f'"{source}" is outside the project root {root}')
+        shown = _shown_source(source)
+        if "\0" in raw:
+            self.fail(where, f"{shown}: a file name cannot hold a NUL byte")
             return None
-        if not resolved.is_file():
-            self.fail(where, f'"{source}": file not found ({resolved})')
+        try:
+            path = Path(raw).expanduser()
+            if not path.is_absolute():
+                path = self.base_dir / path
+            # resolve() follows symlinks, so a link pointing outside the project is caught too.
+            resolved, root = path.resolve(), self.root.resolve()
+            if not resolved.is_relative_to(root):
+                self.fail(where, f"{shown} is outside the project root {root}")
+                return None
+            if not resolved.is_file():
+                missing = "is a directory" if resolved.is_dir() else "file not found"
+                self.fail(where, f"{shown}: {missing} ({resolved})")
+                return None
+        except (OSError, RuntimeError) as exc:  # a name too long, no home directory for ~
+            reason = getattr(exc, "strerror", None) or str(exc)
+            self.fail(where, f"{shown}: cannot use this file: {reason}")
             return None
         return resolved
+
+
+def _shown_source(source: str, limit: int = 120) -> str:
+    """A ``file://`` source as messages quote it: shortened, with control characters escaped."""
+    text = json.dumps(source, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 4] + '..."'

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.errors import ConfigError
+from agentcli.datafiles import loads_json, read_text
+from agentcli.errors import ConfigError, PackageError
 from agentcli.eval.runner import DEFAULT_TIMEOUT
 from agentcli.eval.services import EvalContext
 
@@ -75,9 +76,7 @@ def classify_input(raw: str, cwd: Path) -> InputSpec:
                 "missing file path after @",
                 hint="agent eval expense @assistants/expense/tests/inputs.jsonl",
             )
-        path = (cwd / name).resolve()
-        if not path.is_file():
-            raise ConfigError(f"file not found: {path} (resolved from {name!r})")
+        path = _case_file(cwd / name, f" (resolved from {name!r})")
         return InputSpec("file", raw, path)
     if raw.startswith("agents:"):
         return InputSpec("agents", raw)
@@ -85,27 +84,35 @@ def classify_input(raw: str, cwd: Path) -> InputSpec:
         return InputSpec("scripts", raw)
     if re.fullmatch(r"scripts\.[\w-]+(\.[\w-]+)+", raw):
         return InputSpec("script_tests", raw)
-    candidate = cwd / raw
     if raw.lower().endswith(CASE_EXTENSIONS) and "\n" not in raw:
-        if not candidate.is_file():
-            raise ConfigError(f"file not found: {candidate.resolve()}", hint="check the path")
-        return InputSpec("file", raw, candidate.resolve())
+        return InputSpec("file", raw, _case_file(cwd / raw, "", hint="check the path"))
     return InputSpec("message", raw)
+
+
+def _case_file(path: Path, origin: str, *, hint: str | None = None) -> Path:
+    """The resolved case file ``path``; a ConfigError when it is missing, a directory or a
+    name the system refuses (too long, a NUL byte)."""
+    try:
+        resolved = path.resolve()
+        is_file, is_dir = resolved.is_file(), resolved.is_dir()
+    except (OSError, ValueError) as exc:  # a name too long; ValueError: a NUL byte
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"cannot use case file {str(path)[:200]!r}: {reason}") from None
+    if is_file:
+        return resolved
+    if is_dir:
+        raise ConfigError(f"{resolved}{origin} is a directory, not a case file")
+    raise ConfigError(f"file not found: {resolved}{origin}", hint=hint)
 
 
 def load_context_file(path: Path) -> EvalContext:
     """The ``--ctx`` JSON (chat_id, authorized{user_id, team_id, ...}, metadata, locale)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise ConfigError(f"--ctx {path}: cannot read: {error.strerror}") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(
-            f"--ctx {path}: not UTF-8 text ({error.reason} at byte {error.start})",
-            hint="save the context file as UTF-8 JSON",
-        ) from None
+        text = read_text(path, name=f"--ctx {path}")
+    except PackageError as error:
+        raise ConfigError(error.message, hint=error.hint) from None
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as error:
         raise ConfigError(
             f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"

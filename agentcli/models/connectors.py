@@ -308,11 +308,11 @@ def _checked_api_base(value: str | None, config: ConnectorConfig) -> str | None:
     if not value or not value.strip():
         return None
     value = value.strip()
-    parts = urlparse(value)
     try:
+        parts = urlparse(value)
         port_ok = parts.port is None or parts.port > 0
-    except ValueError:
-        port_ok = False
+    except ValueError:  # a bad port, or an unbalanced "[" ("Invalid IPv6 URL")
+        parts, port_ok = urlparse(""), False
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
         hint = (
             f"write http://{value}"

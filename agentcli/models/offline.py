@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import ConfigError, ModelError, PackageError, ProviderError
+from agentcli.datafiles import YamlDocument, read_text
+from agentcli.errors import ConfigError, ModelError, ProviderError
 from agentcli.models.base import (
     ModelResponse,
     ModelSettings,
@@ -29,7 +30,6 @@ from agentcli.models.base import (
 )
 from agentcli.pysource import load_source_module
 from agentcli.threads import in_own_thread
-from agentcli.yamlerrors import yaml_error
 
 __all__ = [
     "EchoModel",
@@ -71,25 +71,14 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 def read_yaml(path: Path) -> tuple[Any, YamlLines]:
     """Parse a YAML file safely; return the data and the 1-based line of every key path."""
-    import yaml
-
+    document = YamlDocument(read_text(path), path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PackageError("file not found", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PackageError(f"cannot read file: {exc}", path=str(path)) from None
-    try:
-        loader = yaml.SafeLoader(text)
-    except yaml.YAMLError as exc:  # a character YAML refuses (a control character)
-        raise yaml_error(exc, path, text) from None
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        raise yaml_error(exc, path, text) from None
+        if document.duplicates:
+            raise document.duplicates[0]
+        node = document.root
+        data = document.value()
     finally:
-        loader.dispose()
+        document.close()
     lines: YamlLines = {}
     if node is not None:
         _index_lines(node, (), lines)

@@ -487,7 +487,7 @@ def test_not_utf8(project):
     path = project / "tests" / "latin.jsonl"
     path.write_bytes(b'{"id": "a", "input": "caf\xe9"}\n')
     [problem] = load_problems(path, project)
-    assert problem.startswith("tests/latin.jsonl: not UTF-8 text")
+    assert problem.startswith("tests/latin.jsonl:1: not UTF-8 text")
 
 
 def test_file_outside_cwd_is_shown_absolute(tmp_path, monkeypatch):

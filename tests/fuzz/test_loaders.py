@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentcli import datafiles
 from agentcli.assistant.jsonc import parse_jsonc
 from agentcli.assistant.locales import load_locales, localize_package
 from agentcli.assistant.mcps import load_tool_servers
@@ -143,6 +144,44 @@ def test_case_files_swapped_types(folder: Path, suffix: str, data: st.DataObject
     else:
         path.write_text(as_yaml(cases), encoding="utf-8")
     load_both(path, folder)
+
+
+def _anchored(depth: int, fan: int) -> str:
+    """A YAML case whose metadata nests ``depth`` anchors, each aliasing the last ``fan`` times."""
+    lines = ["- id: a", "  input: hi", "  metadata:", "    a0: &a0 [x]"]
+    lines += [f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fan) + "]" for i in range(1, depth)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "python"])
+@settings(FUZZ, max_examples=25)
+@given(
+    depth=st.integers(1, 9),
+    fan=st.integers(1, 9),
+    nesting=st.integers(0, 1500),
+    opener=st.sampled_from(["[", "{a: ", "- "]),
+)
+def test_case_files_built_to_explode(
+    folder: Path, monkeypatch, libyaml: bool, depth: int, fan: int, nesting: int, opener: str
+) -> None:
+    """Alias fan-out and nesting of any size end as a case or a case-file error, never a
+    RecursionError, a hang or a document writers cannot serialise."""
+    monkeypatch.setattr(datafiles, "USE_LIBYAML", libyaml)
+    path = folder / "cases.yaml"
+    path.write_text(_anchored(depth, fan), encoding="utf-8")
+    for case in only_own_errors(lambda: load_cases(path, project_root=folder)) or []:
+        assert len(json.dumps(case.metadata)) < 50_000_000
+    closer = {"[": "]", "{a: ": "}", "- ": ""}[opener]
+    path.write_text("- id: a\n  input: hi\n  metadata: {x: " + opener * nesting + "1"
+                    + closer * nesting + "}\n", encoding="utf-8")  # fmt: skip
+    load_both(path, folder)
+    for suffix in (".json", ".jsonl"):
+        deep = "[" * nesting + "]" * nesting
+        (folder / f"cases{suffix}").write_text(
+            json.dumps({"id": "a", "input": "hi"})[:-1] + f', "metadata": {{"x": {deep}}}}}',
+            encoding="utf-8",
+        )
+        load_both(folder / f"cases{suffix}", folder)
 
 
 # --- package.yao and JSONC ------------------------------------------------------------------

@@ -43,7 +43,7 @@ def test_a_control_character_in_rule_and_connector_files_names_file_and_line(tmp
 def test_a_ctx_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
     path = tmp_path / "ctx.json"
     path.write_bytes('{"chat_id": "c"}'.encode("utf-16"))
-    with pytest.raises(ConfigError, match=r"ctx\.json: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"ctx\.json:1: the file is UTF-16 text, not UTF-8"):
         load_context_file(path)
     path.write_bytes(b'\xef\xbb\xbf{"chat_id": "c"}')  # a BOM, as some editors save JSON
     assert load_context_file(path).chat_id == "c"

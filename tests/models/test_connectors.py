@@ -284,6 +284,7 @@ def test_loopback_server_gets_the_key_variable_when_it_is_set(project):
         ("ftp://127.0.0.1/v1", "write it like http://127.0.0.1:8000/v1"),
         ("http://127.0.0.1:99999/v1", "write it like http://127.0.0.1:8000/v1"),
         ("http:///v1", "write it like http://127.0.0.1:8000/v1"),
+        ("http://[::1/v1", "write it like http://127.0.0.1:8000/v1"),  # urlparse raised
     ],
 )
 def test_an_api_base_that_is_no_http_url_is_bad_input_before_any_call(project, api_base, hint):

@@ -272,5 +272,5 @@ def test_read_yaml_of_empty_file(tmp_path):
 def test_read_yaml_rejects_bad_bytes(tmp_path):
     path = tmp_path / "x.yml"
     path.write_bytes(b"a: \xff\n")
-    with pytest.raises(PackageError, match=r"x\.yml: cannot read file: 'utf-8' codec"):
+    with pytest.raises(PackageError, match=r"x\.yml:1:4: not UTF-8 text"):
         read_yaml(path)

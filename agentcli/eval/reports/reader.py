@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.datafiles import loads_json
 from agentcli.errors import CaseFileError
 
 __all__ = ["LoadedReport", "read_results"]
@@ -53,7 +54,7 @@ def _looks_like_lines(text: str) -> bool:
     """True when the first non-blank line is a complete JSON object with a ``type``."""
     first = next(line for line in text.split("\n") if line.strip())
     try:
-        value = json.loads(first)
+        value = loads_json(first)
     except ValueError:
         return False
     return isinstance(value, dict) and "type" in value
@@ -62,7 +63,7 @@ def _looks_like_lines(text: str) -> bool:
 def _read_document(path: Path, text: str) -> LoadedReport:
     """One JSON report object: ``{summary, environment, results, stability_results, metadata}``."""
     try:
-        report = json.loads(text)
+        report = loads_json(text)
     except json.JSONDecodeError as exc:
         raise CaseFileError(
             f"{path}:{exc.lineno}:{exc.colno}: not a results file: invalid JSON ({exc.msg})",
@@ -131,7 +132,7 @@ def _parse_line(
 ) -> dict[str, Any] | None:
     """One JSON object; ``None`` (with a warning) for a damaged last line."""
     try:
-        record = json.loads(line)
+        record = loads_json(line)
         problem = None if isinstance(record, dict) else "not a JSON object"
     except json.JSONDecodeError as exc:
         record, problem = None, f"invalid JSON ({exc.msg} at column {exc.colno})"
