@@ -153,11 +153,20 @@ def _spawned(argv, cwd, env, out, err, bound, interrupt_after) -> tuple[int | No
             start_new_session=True,
             preexec_fn=_limit_memory,
         )
-        started = time.monotonic()
-        finished = _wait(
-            lambda: process.poll() is None, process.pid, started, bound, interrupt_after
-        )
-        _, status, usage = os.wait4(process.pid, 0)
+        ended: list[tuple[int, Any]] = []
+
+        def alive() -> bool:
+            if not ended:  # wait4 here, not Popen.poll: it also tells the CPU time used
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid:
+                    ended.append((status, usage))
+            return not ended
+
+        finished = _wait(alive, process.pid, time.monotonic(), bound, interrupt_after)
+        if not ended:
+            _, status, usage = os.wait4(process.pid, 0)
+            ended.append((status, usage))
+        status, usage = ended[0]
         process.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
     return (_exit_code(process.returncode) if finished else None), cpu
@@ -166,7 +175,7 @@ def _spawned(argv, cwd, env, out, err, bound, interrupt_after) -> tuple[int | No
 class _ForkServer:
     """A process that imported agentcli once and forks one child per command on request
     (JSON lines on its stdin), reporting ``{"id", "pid"}`` when a child started and
-    ``{"pid", "code"}`` when it ended. Single-threaded, so forking it is safe."""
+    ``{"pid", "code", "cpu"}`` when it ended. Single-threaded, so forking it is safe."""
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
