@@ -32,6 +32,9 @@ _IMAGE_MIME = {
     ".bmp": "image/bmp",
 }
 _URL_PREFIXES = ("http://", "https://", "data:")
+# A file:// part is read and sent inline (base64) with the request: providers take images
+# and files of up to about 20 MB, and a larger one would only cost memory.
+MAX_FILE_PART_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(slots=True, frozen=True)
@@ -277,6 +280,17 @@ class _Resolver:
                 missing = "is a directory" if resolved.is_dir() else "file not found"
                 self.fail(where, f"{shown}: {missing} ({resolved})")
                 return None
+            size = resolved.stat().st_size
+            if size > MAX_FILE_PART_BYTES:
+                self.fail(
+                    where,
+                    f"{shown} is {size:,} bytes, over the {MAX_FILE_PART_BYTES:,}-byte limit "
+                    "of a file:// part (it is sent inline with the request)",
+                )
+                return None
+        except UnicodeError:  # a lone surrogate: no file system can name it
+            self.fail(where, f"{shown}: a file name cannot hold a lone surrogate")
+            return None
         except (OSError, RuntimeError) as exc:  # a name too long, no home directory for ~
             reason = getattr(exc, "strerror", None) or str(exc)
             self.fail(where, f"{shown}: cannot use this file: {reason}")

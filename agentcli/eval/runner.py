@@ -25,6 +25,7 @@ from agentcli.eval.assertions import AssertionEnv, Subject, evaluate, output_und
 from agentcli.eval.cases import Case
 from agentcli.eval.results import CaseResult, ToolCallRecord, Trace
 from agentcli.eval.services import EvalContext, HookRunner, judge_with_agent
+from agentcli.jsonsafe import json_safe
 from agentcli.models.retry import RETRY_LOG
 from agentcli.patterns import Pattern
 
@@ -522,6 +523,8 @@ class EvalRunner:
 
 def trace_of(reply: Reply) -> Trace:
     """The report trace of an assistant reply."""
+    # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
+    # inside itself or too deep for the writers must not cost the results file.
     return Trace(
         completion=reply.text,
         tool_calls=[
@@ -529,20 +532,20 @@ def trace_of(reply: Reply) -> Trace:
                 id=a.id,
                 server=a.server,
                 tool=a.tool,
-                arguments=a.arguments,
-                result=a.result,
+                arguments=json_safe(a.arguments),
+                result=json_safe(a.result),
                 error=a.error,
             )
             for a in reply.tool_calls
         ],
-        next=reply.next,
+        next=json_safe(reply.next),
         usage={
             "input_tokens": reply.usage.input_tokens,
             "output_tokens": reply.usage.output_tokens,
             "cost": reply.usage.cost,
         },
-        logs=reply.trace or None,
-        sent=reply.sent or None,
+        logs=json_safe(reply.trace) or None,
+        sent=json_safe(reply.sent) or None,
     )
 
 

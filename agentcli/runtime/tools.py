@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.jsonsafe import json_safe
 from agentcli.threads import in_own_thread
 
 __all__ = [
@@ -161,10 +162,7 @@ def result_text(content: Any) -> str:
     """A tool result as text: strings as they are, everything else as JSON."""
     if isinstance(content, str):
         return content
-    try:
-        return json.dumps(content, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(content)
+    return json.dumps(json_safe(content), ensure_ascii=False)
 
 
 @dataclass(slots=True, frozen=True)
