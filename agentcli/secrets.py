@@ -47,7 +47,7 @@ _LEADS = [
     ("aiza",),
     ("api", "access", "secret", "password", "authorization", "x-api-key"),
 ]
-_ALL_LEADS = tuple(lead for leads in _LEADS for lead in leads)
+_ANY_LEAD = re.compile("|".join(re.escape(lead) for leads in _LEADS for lead in leads))
 _registered: set[str] = set()
 _process: dict[str, Any] = {"pattern": None, "ready": False}
 
@@ -95,8 +95,7 @@ def redact_text(text: str, env: Mapping[str, str] | None = None) -> str:
     pattern = _pattern(env)
     if pattern is not None and pattern.search(text):
         text = pattern.sub(REDACTED, text)
-    lowered = text.lower()
-    if not any(lead in lowered for lead in _ALL_LEADS):
+    if _ANY_LEAD.search(text.lower()) is None:
         return text  # most strings
     for credential, leads in zip(CREDENTIAL_PATTERNS, _LEADS, strict=True):
         text = _redact_credential(text, credential, leads)
