@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _WORDS_PER_CHUNK = 3
+_LONG_TEXT, _LONG_CHUNK = 64_000, 4_096
+_YIELD_EVERY = 256  # deltas between trips through the event loop (a timeout can cut in)
 _TOKEN = re.compile(r"\s*\S+\s*|\s+")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -123,6 +125,10 @@ def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:
 
 
 def _chunks(text: str) -> list[str]:
+    """Deltas of a few words, as a provider streams them; a long text in slices of
+    ``_LONG_CHUNK`` characters (20 MB in 3-word deltas would be 3 million of them)."""
+    if len(text) > _LONG_TEXT:
+        return [text[i : i + _LONG_CHUNK] for i in range(0, len(text), _LONG_CHUNK)]
     tokens = _TOKEN.findall(text)
     return [
         "".join(tokens[i : i + _WORDS_PER_CHUNK]) for i in range(0, len(tokens), _WORDS_PER_CHUNK)
@@ -185,6 +191,8 @@ async def stream_reply(
     for i, piece in enumerate(pieces):
         if chunk_delay and i:
             await asyncio.sleep(chunk_delay)
+        elif i and not i % _YIELD_EVERY:
+            await asyncio.sleep(0)
         yield piece
     usage = Usage(
         input_tokens=sum(len(message_text(m).split()) for m in messages),
