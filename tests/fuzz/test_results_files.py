@@ -97,7 +97,8 @@ def assert_well_typed(report: LoadedReport) -> None:
         assert isinstance(result["id"], str) and result["status"] in STATUSES
         run = result.get("run")
         assert run is None or (type(run) is int and run >= 1)
-        assert "duration_ms" not in result or finite(result["duration_ms"]) is not None
+        duration = result.get("duration_ms")  # null is as good as absent
+        assert duration is None or finite(duration) is not None
         for key in ("assertions", "turns", "logs"):
             assert all(isinstance(item, dict) for item in result.get(key) or [])
         assert isinstance(result.get("trace") or {}, dict)

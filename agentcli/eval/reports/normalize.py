@@ -6,8 +6,8 @@ The contract (what report writers, extract, merge and ``--resume`` may trust):
 - a result always has ``id`` (a ``str``; ``""`` when the file holds no usable id — case ids
   are non-empty strings, so such a result matches no case) and ``status`` (one of
   ``STATUSES``; anything else counts as ``error``, never as a pass);
-- every other known field is either absent or of its type: ``run``/``attempts`` whole
-  numbers, ``duration_ms`` a finite number >= 0, ``error`` text, ``metadata`` an object,
+- every other known field is absent, null (as good as absent) or of its type:
+  ``run``/``attempts`` whole numbers, ``duration_ms`` a finite number >= 0, ``error`` text, ``metadata`` an object,
   ``assertions``/``turns``/``logs`` lists of objects, ``checkpoints`` a list of objects (or
   Yao's map of them), ``trace`` an object whose ``tool_calls``/``retries`` are lists of
   objects with text ids and names and whose ``usage`` holds finite numbers;

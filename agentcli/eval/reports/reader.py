@@ -14,6 +14,7 @@ as they were read, for ``--resume`` to write back unchanged.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,12 +130,12 @@ def _read_document(path: Path, text: str) -> LoadedReport:
     }
     summary = report.get("summary")
     loaded = LoadedReport(format="report")
-    loaded.header = _repaired(loaded, normal_header, header, f"{path}", "header")
+    loaded.header = _repaired(loaded, normal_header, header, str(path), "header")
     for index, result in enumerate(results):
         if isinstance(result, dict):
             loaded.add_result(result, f"{path}: results[{index}]")
     if isinstance(summary, dict):
-        loaded.summary = _repaired(loaded, normal_summary, summary, f"{path}", "summary")
+        loaded.summary = _repaired(loaded, normal_summary, summary, str(path), "summary")
     elif summary is not None:
         loaded.warnings.append(f"{path}: the summary is not an object; ignored")
     for index, item in enumerate(stability):
@@ -151,7 +152,11 @@ def _read_document(path: Path, text: str) -> LoadedReport:
 
 
 def _repaired(
-    loaded: LoadedReport, repair: Any, record: dict[str, Any], where: str, what: str
+    loaded: LoadedReport,
+    repair: Callable[[dict[str, Any]], tuple[dict[str, Any], Repairs]],
+    record: dict[str, Any],
+    where: str,
+    what: str,
 ) -> dict[str, Any]:
     """``record`` repaired by ``repair`` (a ``normal_*`` function), noting its repairs."""
     fixed, notes = repair(record)
