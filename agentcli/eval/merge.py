@@ -5,7 +5,10 @@ Policy:
 - Header and environment come from the first input; ``metadata.merged_from`` lists the
   inputs, ``started_at`` is the earliest and ``completed_at`` the latest of theirs. Inputs
   naming another agent or connector than the first are reported as warnings.
-- Results keep their own content. They are ordered by the order ids first appear across the
+- Results keep their own content, as the reader repaired it (a field of the wrong type
+  dropped or made text, an unknown status counted as ``error``, each a warning). A result
+  without a usable id belongs to no case: it is kept and never counts as a duplicate.
+  Results are ordered by the order ids first appear across the
   inputs (in the order given), each id's runs by run index, so the same inputs in the same
   order always give the same report.
 - A result is identified by ``(id, run)``. The same pair in two places is an error naming
@@ -32,6 +35,7 @@ from typing import Any
 from agentcli.errors import CaseFileError, ConfigError
 
 from .reports import LoadedReport, read_results, writer_for
+from .reports.normalize import finite
 from .results import CaseResult, summarize
 from .stability import CaseStability, stability_for_case, stability_summary
 
@@ -167,17 +171,16 @@ def _merged_results(
     loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
 ) -> list[tuple[int, dict[str, Any]]]:
     """``(input index, result)`` pairs, de-duplicated and in the documented order."""
-    kept: dict[tuple[str, Any], tuple[int, dict[str, Any]]] = {}
-    first_seen: dict[str, int] = {}
+    kept: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+    first_seen: dict[Any, int] = {}
     for source, report in enumerate(loaded):
-        for result in report.results:
-            case_id, run = str(result.get("id") or ""), result.get("run")
-            if run is not None and (not isinstance(run, int) or isinstance(run, bool)):
-                raise CaseFileError(
-                    f"{names[source]}: result {case_id!r}: run must be a whole number, got {run!r}"
-                )
-            first_seen.setdefault(case_id, len(first_seen))
-            key = (case_id, run)
+        for position, result in enumerate(report.results):
+            # The reader gives every result a str id ("" when it had none) and a whole-number
+            # run or none. A result without an id is no case's: kept, never a duplicate.
+            case_id, run = result["id"], result.get("run")
+            slot: Any = case_id or ("no id", source, position)
+            first_seen.setdefault(slot, len(first_seen))
+            key = (slot, run)
             if key in kept:
                 earlier = names[kept[key][0]]
                 where = f"in both {earlier} and {names[source]}"
@@ -192,16 +195,8 @@ def _merged_results(
                 warnings.append(f"{what} appears {where}; the one from {names[source]} is kept")
             kept[key] = (source, result)
     # Python's sort is stable, so equal keys keep their first-appearance order.
-    return sorted(
-        kept.values(),
-        key=lambda item: (first_seen[str(item[1].get("id") or "")], _run_key(item[1])),
-    )
-
-
-def _run_key(result: dict[str, Any]) -> int:
-    """Sort key of a run index (validated whole number): a result without one first."""
-    run = result.get("run")
-    return 0 if run is None else run
+    order = sorted(kept, key=lambda key: (first_seen[key[0]], 0 if key[1] is None else key[1]))
+    return [kept[key] for key in order]
 
 
 def _case_result(result: dict[str, Any], source: str) -> CaseResult:
@@ -222,14 +217,10 @@ def _stability(cases: list[CaseResult]) -> list[CaseStability]:
 
 def _duration(report: LoadedReport) -> int:
     """The input's wall time: its summary's, else the sum of its results' durations."""
-    duration = (report.summary or {}).get("duration_ms")
-    if isinstance(duration, int | float) and not isinstance(duration, bool):
+    duration = finite((report.summary or {}).get("duration_ms"))
+    if duration is not None:
         return int(duration)
-    return sum(
-        int(r["duration_ms"])
-        for r in report.results
-        if isinstance(r.get("duration_ms"), int | float) and not isinstance(r["duration_ms"], bool)
-    )
+    return sum(int(finite(r.get("duration_ms")) or 0) for r in report.results)
 
 
 def _header(loaded: Sequence[LoadedReport], names: list[str]) -> dict[str, Any]:

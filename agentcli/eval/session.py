@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
 from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
@@ -46,6 +46,9 @@ from agentcli.eval.sharding import in_shard, parse_shard
 from agentcli.eval.stability import StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
 from agentcli.patterns import Pattern, compile_pattern
+
+if TYPE_CHECKING:
+    from agentcli.eval.reports import LoadedReport
 
 __all__ = ["EvalRequest", "run_eval"]
 
@@ -248,6 +251,7 @@ async def _run_cases(
     suite: ScriptSuite | None = None,
 ) -> int:
     from agentcli.eval.reports import writer_for
+    from agentcli.eval.reports._files import same_file
 
     package = config.assistant.package
     if request.shard:
@@ -270,7 +274,8 @@ async def _run_cases(
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
-    kept = _resumed_results(request.resume) if request.resume else []
+    resumed = _resumed_results(request.resume) if request.resume else None
+    kept = resumed.results if resumed is not None else []
     output_path = (
         request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
     )
@@ -308,7 +313,7 @@ async def _run_cases(
         view.info(f"Streaming results to {writer.stream_path}")
     if request.resume:
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
-        config.done = frozenset((r["id"], r.get("run")) for r in kept)
+        config.done = _done_cases(resumed, view)
     started_at = datetime.now(UTC)
     locale, user_id, team_id = config.identity()
     header = {
@@ -334,7 +339,12 @@ async def _run_cases(
             },
         },
     }
-    writer.open(header, kept)  # the kept results are on disk before anything runs
+    # The kept results are on disk before anything runs; resumed in place, the file gets
+    # them back as they were read (the reader's repairs are for counting and matching).
+    in_place = resumed is not None and (
+        request.output is None or same_file(request.output, request.resume)
+    )
+    writer.open(header, resumed.records if in_place else kept)
     counts: dict[str, int] = {}
     write_failure: OutputError | None = None
     tracker = (
@@ -360,9 +370,12 @@ async def _run_cases(
             view.stability(finished)
         return not tracker.can_still_reach(result.id, config.runs, request.min_pass_rate)
 
-    for previous in kept:
+    tracked: set[tuple[str, Any]] = set()
+    for previous in kept:  # the reader's statuses: always one of STATUSES
         counts[previous["status"]] = counts.get(previous["status"], 0) + 1
-        if tracker is not None:
+        key = (previous["id"], previous.get("run"))
+        if tracker is not None and previous["id"] and key not in tracked:
+            tracked.add(key)  # a run kept twice counts once in its case's figures
             tracker.add(previous)
     runner = (
         EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
@@ -473,14 +486,29 @@ def _input_files(request: EvalRequest, spec: InputSpec, suite: ScriptSuite | Non
     return [path for path in files if path is not None]
 
 
-def _resumed_results(path: Path) -> list[dict[str, Any]]:
-    """The finished results of an earlier (interrupted or partial) run, in file order; a torn
-    last line is tolerated."""
+def _resumed_results(path: Path) -> LoadedReport:
+    """The finished results of an earlier (interrupted or partial) run, in file order,
+    repaired by the reader (a torn last line is tolerated)."""
     from agentcli.eval.reports import read_results
 
     if not path.is_file():
         raise ConfigError(f"--resume {path}: no such results file")
-    return read_results(path).results
+    return read_results(path)
+
+
+def _done_cases(resumed: LoadedReport, view: Any) -> frozenset[tuple[str, int | None]]:
+    """The ``(id, run)`` of every kept result, which the run skips; the reader's warnings
+    are shown. A result without a usable id matches no case: it stays in the file and its
+    case (whichever it was) runs again."""
+    for warning in resumed.warnings:
+        view.warning(warning)
+    orphans = sum(1 for result in resumed.results if not result["id"])
+    if orphans:
+        view.warning(
+            f"{orphans} kept result(s) have no usable id and match no case: "
+            "they stay in the file, and no case counts as done because of them"
+        )
+    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
 
 
 def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any, spec: InputSpec) -> int:

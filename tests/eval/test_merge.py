@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.errors import CaseFileError, ConfigError
+from agentcli.errors import ConfigError
 from agentcli.eval.merge import (
     MergedReport,
     exit_code_for,
@@ -290,16 +290,45 @@ def test_metadata_spans_every_input(tmp_path: Path) -> None:
     assert metadata["version"] == "0.1.0"
 
 
-def test_bad_status_and_run_name_the_file(tmp_path: Path) -> None:
+def test_bad_status_and_run_are_repaired_with_a_warning_naming_the_line(tmp_path: Path) -> None:
+    """An unknown status counts as an error (never a pass) and a run that is not a whole
+    number is ignored; each is a warning naming the file and line, and nothing is lost."""
     bad = tmp_path / "bad.jsonl"
-    lines = [{"type": "header"}, {"type": "result", "id": "x", "status": "exploded"}]
+    lines = [
+        {"type": "header"},
+        {"type": "result", "id": "x", "status": "exploded"},
+        {"type": "result", "id": "y", "status": "passed", "run": "one"},
+    ]
     bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    with pytest.raises(CaseFileError, match=r"bad\.jsonl: result 'x'.*exploded"):
-        merge_files([bad])
-    lines[1] = {"type": "result", "id": "x", "status": "passed", "run": "one"}
-    bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    with pytest.raises(CaseFileError, match=r"bad\.jsonl: result 'x': run must be a whole number"):
-        merge_files([bad])
+    merged = merge_files([bad])
+    assert [(r["id"], r["status"]) for r in merged.results] == [("x", "error"), ("y", "passed")]
+    assert "run" not in merged.results[1]
+    assert merged.summary["errors"] == 1 and merged.exit_code() == 1
+    assert any(
+        re.search(r"bad\.jsonl:2: result 'x': status is \"exploded\"", w) for w in merged.warnings
+    )
+    assert any(re.search(r"bad\.jsonl:3: result 'y': run is \"one\"", w) for w in merged.warnings)
+
+
+def test_hostile_values_merge_without_crashing_or_losing_results(tmp_path: Path) -> None:
+    """NaN/Infinity figures, results without ids, tool calls and assertions that are not
+    objects: merged, every result kept, the figures that were not numbers ignored."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"type": "header", "environment": "x", "metadata": [1]}\n'
+        '{"type": "result", "id": "n", "status": "passed", "duration_ms": NaN,'
+        ' "trace": {"usage": {"cost": Infinity}, "tool_calls": [null, 5]}, "assertions": [null]}\n'
+        '{"type": "result", "status": "passed"}\n'
+        '{"type": "result", "id": ["a"], "status": "failed"}\n'
+        '{"type": "summary", "total": 3, "duration_ms": Infinity, "pass_rate": NaN}\n',
+        encoding="utf-8",
+    )
+    merged = merge_files([bad])
+    assert [r["id"] for r in merged.results] == ["n", "", ""]  # two without ids: both kept
+    assert merged.summary["total"] == 3 and merged.summary["duration_ms"] == 0
+    assert merged.results[0]["trace"]["tool_calls"] == [] and merged.results[0]["assertions"] == []
+    out = write_merged(merged, tmp_path / "merged.jsonl")
+    assert len(read_results(out).results) == 3
 
 
 def test_stability_results_without_runs_are_dropped_with_a_warning(tmp_path: Path) -> None:

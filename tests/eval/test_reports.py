@@ -838,3 +838,75 @@ def test_rates_given_as_fractions_render_as_percentages() -> None:
     assert "| `zero` | 0/3 | 0.0% | 0.0% – 56.0% | 🔴 highly_unstable |" in text
     assert "| `all` | 3/3 | 100.0% | - | ✅ stable |" in text
     assert "| `one-in-100` | 1/100 | 1.0% |" in text
+
+
+# -- the reader repairs wrong types once --------------------------------------------------
+
+HOSTILE_LINES = (
+    '{"type": "header", "environment": "x", "metadata": [1]}\n'
+    '{"type": "result", "id": "s", "status": "PASSED", "duration_ms": NaN, "run": true,'
+    ' "error": {"why": 1}, "metadata": [1], "assertions": [null, {"type": 5, "passed": "yes"}],'
+    ' "trace": {"tool_calls": [7, {"tool": ["t"], "server": null, "error": 3}],'
+    ' "usage": {"cost": Infinity, "input_tokens": "9"}}}\n'
+    '{"type": "result", "status": ["passed"]}\n'
+    '{"type": "result", "id": 5, "status": "failed", "output": NaN}\n'
+    '{"type": "summary", "total": 3, "duration_ms": Infinity, "pass_rate": NaN, "agent_id": 4}\n'
+)
+
+
+def test_reader_repairs_wrong_types_and_names_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(HOSTILE_LINES, encoding="utf-8")
+    loaded = read_results(path)
+    assert loaded.header == {"environment": {}, "metadata": {}}
+    first, no_id, number_id = loaded.results
+    assert first["status"] == "error"  # an unknown status never counts as a pass
+    assert "duration_ms" not in first and "run" not in first and "metadata" not in first
+    assert first["error"] == '{"why":1}'  # text kept as its JSON, nothing said is lost
+    assert first["assertions"] == [{"type": "5", "passed": False}]
+    assert first["trace"]["tool_calls"] == [{"tool": '["t"]', "server": None, "error": "3"}]
+    assert first["trace"]["usage"] == {}  # "9" is text, Infinity not finite: both unknown
+    assert (no_id["id"], no_id["status"]) == ("", "error")
+    assert number_id["id"] == "" and number_id["output"] != number_id["output"]  # NaN kept as data
+    assert loaded.summary == {"total": 3}
+    assert loaded.records[1] == {"status": ["passed"]}  # the records as read, for --resume
+    warned = "\n".join(loaded.warnings)
+    for line, what in [(1, "header: environment"), (2, "result 's': status is \"PASSED\""),
+                       (3, "result: id is missing"), (4, "result: id is 5"), (5, "summary: duration_ms")]:  # fmt: skip
+        assert f"r.jsonl:{line}: {what}" in warned
+
+
+@pytest.mark.parametrize("ext", [".json", ".md", ".html", ".xml", ".jsonl"])
+def test_every_writer_renders_a_repaired_hostile_file(tmp_path: Path, ext: str) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(HOSTILE_LINES, encoding="utf-8")
+    loaded = read_results(path)
+    writer = writer_for(tmp_path / f"report{ext}")
+    writer.open({"type": "header", **loaded.header}, loaded.results)
+    writer.close(loaded.summary or {}, loaded.stability_results or None)
+    assert (tmp_path / f"report{ext}").stat().st_size > 0
+
+
+def test_json_report_sections_that_are_not_objects_become_empty(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    report = {"summary": [1], "environment": "x", "metadata": [None],
+              "results": [{"id": "a", "status": "passed"}, 1], "stability_results": [{"id": 1, "runs": 1e999}]}  # fmt: skip
+    path.write_text(json.dumps(report), encoding="utf-8")
+    loaded = read_results(path)
+    assert loaded.header == {"environment": {}, "metadata": {}}
+    assert loaded.summary is None
+    assert loaded.stability_results == [{"id": "1"}]
+    assert [r["id"] for r in loaded.results] == ["a"]
+    assert any("r.json: header: environment" in w for w in loaded.warnings)
+    assert any("stability_results[0]" in w for w in loaded.warnings)
+
+
+def test_repair_warnings_are_capped(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    rows = [json.dumps({"type": "result", "id": f"c{i}", "status": "nope"}) for i in range(50)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    loaded = read_results(path)
+    assert len(loaded.results) == 50 and all(r["status"] == "error" for r in loaded.results)
+    repaired = [w for w in loaded.warnings if "status is" in w]
+    assert len(repaired) == 20
+    assert any("30 more record(s)" in w for w in loaded.warnings)

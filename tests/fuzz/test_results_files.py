@@ -10,7 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentcli.eval.extract import extract
-from agentcli.eval.reports import read_results, writer_for
+from agentcli.eval.merge import merge_reports, write_merged
+from agentcli.eval.reports import LoadedReport, read_results, writer_for
+from agentcli.eval.reports.normalize import finite
+from agentcli.eval.results import STATUSES
 
 from .mutate import FUZZ, as_json, mutated_bytes, mutated_data, only_own_errors
 
@@ -85,11 +88,37 @@ RESULT_TEXTS = [
 ]  # fmt: skip
 
 
+def assert_well_typed(report: LoadedReport) -> None:
+    """What the reader promises everything downstream (``normalize.py``)."""
+    assert len(report.records) == len(report.results)
+    for key in ("environment", "metadata"):
+        assert isinstance(report.header.get(key, {}), dict)
+    for result in report.results:
+        assert isinstance(result["id"], str) and result["status"] in STATUSES
+        run = result.get("run")
+        assert run is None or (type(run) is int and run >= 1)
+        duration = result.get("duration_ms")  # null is as good as absent
+        assert duration is None or finite(duration) is not None
+        for key in ("assertions", "turns", "logs"):
+            assert all(isinstance(item, dict) for item in result.get(key) or [])
+        assert isinstance(result.get("trace") or {}, dict)
+        calls = (result.get("trace") or {}).get("tool_calls") or []
+        assert all(isinstance(c, dict) and isinstance(c.get("tool") or "", str) for c in calls)
+        assert all(isinstance(a.get("passed"), bool) for a in result.get("assertions") or [])
+    for figure in (report.summary or {}).values():
+        assert not isinstance(figure, float) or finite(figure) is not None
+
+
 def consume(path: Path, out: Path) -> None:
-    """Everything that reads a results file back: the reader, extract and every report."""
+    """Everything that reads a results file back: the reader, extract, merge and every
+    report."""
     report = only_own_errors(lambda: read_results(path))
     if report is None:
         return
+    assert_well_typed(report)
+    merged = only_own_errors(lambda: merge_reports([report]))
+    if merged is not None:
+        only_own_errors(lambda: write_merged(merged, out / "merged.jsonl"))
     for fmt in ("markdown", "json"):
         only_own_errors(lambda fmt=fmt: extract(path, out / fmt, fmt))
     for suffix in (".md", ".html", ".xml", ".json"):

@@ -252,11 +252,19 @@ def failure_message(result: dict[str, Any]) -> str:
 # -- rates and stability -------------------------------------------------------------------
 
 
-def _number(value: Any) -> float | None:
-    """``value`` as a float when it is a real number."""
+def finite(value: Any) -> float | None:
+    """``value`` as a float when it is a real, finite number (not a bool, NaN, Infinity, or
+    an integer too big for a float); else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return None if math.isnan(value) else float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+_number = finite  # the figures of a report are finite numbers or unknown
 
 
 def _rate_scale(values: list[float], fractions: list[float]) -> float:

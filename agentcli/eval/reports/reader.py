@@ -4,11 +4,17 @@ Yao writes its default ``output-*.jsonl`` as one pretty-printed JSON document; t
 recognised by content, whatever the extension. A truncated or corrupt *last* line of a
 JSON Lines file (a run killed mid-write) is dropped with a warning; a corrupt line
 anywhere else means the file is damaged and is an error naming the line.
+
+What is read is repaired once into well-typed values (``normalize.py`` says how); each
+repaired record is a warning naming its line (``file:line: ...``), so report writers,
+extract, merge and ``--resume`` can trust the types. ``records`` keeps the result records
+as they were read, for ``--resume`` to write back unchanged.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +22,19 @@ from typing import Any
 from agentcli.datafiles import loads_json
 from agentcli.errors import CaseFileError
 
+from .normalize import (
+    Repairs,
+    normal_header,
+    normal_result,
+    normal_stability,
+    normal_summary,
+)
+
 __all__ = ["LoadedReport", "read_results"]
 
 _HEADER_TYPES = ("header", "start")  # "start" is the header of Yao's (unreachable) JSONL writer
+_MAX_REPAIR_WARNINGS = 20  # then one line counts the rest: a hostile file cannot flood stderr
+_MAX_NOTES = 4  # repairs named per record
 
 
 @dataclass(slots=True)
@@ -31,6 +47,34 @@ class LoadedReport:
     stability_results: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     format: str = "jsonl"
+    records: list[dict[str, Any]] = field(default_factory=list)  # results as read, unrepaired
+    repaired: int = 0  # records that had fields of the wrong type
+
+    def add_result(self, record: dict[str, Any], where: str) -> None:
+        """Keep ``record`` as read and repaired (the warning names ``where``)."""
+        result, notes = normal_result(record)
+        self.records.append(record)
+        self.results.append(result)
+        if notes:
+            label = f"result {result['id']!r}" if result["id"] else "result"
+            self.note_repairs(where, label, notes)
+
+    def note_repairs(self, where: str, what: str, notes: Repairs) -> None:
+        """One warning for a repaired record (the first few; the rest are counted)."""
+        self.repaired += 1
+        if self.repaired > _MAX_REPAIR_WARNINGS:
+            return
+        shown = "; ".join(notes[:_MAX_NOTES])
+        more = f"; and {len(notes) - _MAX_NOTES} more" if len(notes) > _MAX_NOTES else ""
+        self.warnings.append(f"{where}: {what}: {shown}{more}")
+
+    def finish_repairs(self, path: Path) -> None:
+        """The count of repaired records whose warnings were left out."""
+        hidden = self.repaired - _MAX_REPAIR_WARNINGS
+        if hidden > 0:
+            self.warnings.append(
+                f"{path}: {hidden} more record(s) had fields of the wrong type, repaired the same way"
+            )
 
 
 def read_results(path: Path) -> LoadedReport:
@@ -85,17 +129,40 @@ def _read_document(path: Path, text: str) -> LoadedReport:
         if key not in ("summary", "results", "stability_results")
     }
     summary = report.get("summary")
-    loaded = LoadedReport(
-        header=header,
-        results=[r for r in results if isinstance(r, dict)],
-        summary=summary if isinstance(summary, dict) else None,
-        stability_results=[s for s in stability if isinstance(s, dict)],
-        format="report",
-    )
+    loaded = LoadedReport(format="report")
+    loaded.header = _repaired(loaded, normal_header, header, str(path), "header")
+    for index, result in enumerate(results):
+        if isinstance(result, dict):
+            loaded.add_result(result, f"{path}: results[{index}]")
+    if isinstance(summary, dict):
+        loaded.summary = _repaired(loaded, normal_summary, summary, str(path), "summary")
+    elif summary is not None:
+        loaded.warnings.append(f"{path}: the summary is not an object; ignored")
+    for index, item in enumerate(stability):
+        if isinstance(item, dict):
+            where = f"{path}: stability_results[{index}]"
+            loaded.stability_results.append(
+                _repaired(loaded, normal_stability, item, where, "stability")
+            )
     dropped = len(results) + len(stability) - len(loaded.results) - len(loaded.stability_results)
     if dropped:
         loaded.warnings.append(f"{path}: {dropped} entries that are not objects were ignored")
+    loaded.finish_repairs(path)
     return loaded
+
+
+def _repaired(
+    loaded: LoadedReport,
+    repair: Callable[[dict[str, Any]], tuple[dict[str, Any], Repairs]],
+    record: dict[str, Any],
+    where: str,
+    what: str,
+) -> dict[str, Any]:
+    """``record`` repaired by ``repair`` (a ``normal_*`` function), noting its repairs."""
+    fixed, notes = repair(record)
+    if notes:
+        loaded.note_repairs(where, what, notes)
+    return fixed
 
 
 def _read_lines(path: Path, text: str) -> LoadedReport:
@@ -108,17 +175,21 @@ def _read_lines(path: Path, text: str) -> LoadedReport:
         if record is None:
             continue
         kind = record.pop("type", None)
+        where = f"{path}:{number}"
         if kind in _HEADER_TYPES:
             if not loaded.header:
-                loaded.header = record
+                loaded.header = _repaired(loaded, normal_header, record, where, "header")
         elif kind == "result":
-            loaded.results.append(record)
+            loaded.add_result(record, where)
         elif kind == "stability":
-            loaded.stability_results.append(record)
+            loaded.stability_results.append(
+                _repaired(loaded, normal_stability, record, where, "stability")
+            )
         elif kind == "summary":
-            loaded.summary = record
+            loaded.summary = _repaired(loaded, normal_summary, record, where, "summary")
         else:
             loaded.warnings.append(f"{path}:{number}: unknown line type {kind!r}; ignored")
+    loaded.finish_repairs(path)
     if loaded.summary is None:
         loaded.warnings.append(
             f"{path}: no summary line: the run did not finish; "
