@@ -23,6 +23,10 @@ from agentcli.errors import ToolError, ToolServerError
 __all__ = ["McpConnection", "McpToolInfo", "result_value"]
 
 _CONNECT_TIMEOUT = 30.0
+# The SDK's own shutdown (flush, stdin closed, grace, SIGTERM, SIGKILL, reap) is bounded by
+# ~6.5 s; past this a connection task is cancelled outright and then abandoned.
+_STOP_GRACE = 8.0
+_ABANDON_AFTER = 1.0
 _HTTP_READ_TIMEOUT = 300.0  # streamable HTTP / SSE hold a response stream open
 _MAX_PAGES = 100
 _STDERR_TAIL = 1500
@@ -46,6 +50,8 @@ class McpConnection:
         self._ready: asyncio.Future[Any] | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._scope: Any = None  # the anyio cancel scope the connection task runs in
+        self._stopping: set[asyncio.Task[None]] = set()  # stopped, the server not yet gone
         self._tools: list[McpToolInfo] | None = None
         self._wrapped: set[str] = set()
 
@@ -80,7 +86,8 @@ class McpConnection:
     async def aclose(self) -> None:
         """Close the session and stop the server process (no orphans left behind)."""
         async with self._lock:
-            await self._shutdown()
+            self._shutdown()
+        await self._settle()
 
     async def _connect(self) -> tuple[asyncio.Future[Any], Any]:
         """The current connection (started if needed): its start future and its client."""
@@ -104,31 +111,41 @@ class McpConnection:
             raise
 
     async def _stop_if(self, ready: asyncio.Future[Any]) -> None:
-        """Shut the connection down unless another caller already replaced it."""
+        """Shut the connection down unless another caller already replaced it; the server
+        stops in the background (``aclose`` waits for it), so the caller's error is prompt."""
         async with self._lock:
             if self._ready is ready:
-                await self._shutdown()
+                self._shutdown()
 
     def _start(self) -> None:
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         self._stop = asyncio.Event()
+        import anyio
+
+        # Made here, entered by the task: a stop before the task first runs still lands.
+        self._scope = anyio.CancelScope()
         self._task = loop.create_task(
-            self._own(self._ready, self._stop), name=f"mcp {self.spec.id}"
+            self._own(self._ready, self._stop, self._scope), name=f"mcp {self.spec.id}"
         )
 
-    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event) -> None:
+    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, scope: Any) -> None:
         """Enter the SDK client, publish it, hold it until asked to stop."""
         from mcp import Client
 
         # The server's stderr is kept aside (not mixed into our output) and shown when it fails.
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as stderr:
             try:
-                transport = self._transport(stderr)
-                async with Client(transport, read_timeout_seconds=self.spec.timeout) as client:
-                    if not ready.done():
-                        ready.set_result(client)
-                    await stop.wait()
+                # Stopped through this scope, not Task.cancel(): a native cancel breaks into
+                # the SDK's shielded shutdown, leaving the server alive and its pipes open.
+                with scope:
+                    transport = self._transport(stderr)
+                    async with Client(transport, read_timeout_seconds=self.spec.timeout) as client:
+                        if not ready.done():
+                            ready.set_result(client)
+                        await stop.wait()
+                if not ready.done():  # the scope was cancelled while it was still starting
+                    ready.cancel()
             except asyncio.CancelledError:
                 if not ready.done():
                     ready.cancel()
@@ -191,15 +208,30 @@ class McpConnection:
             hint += f"; the server wrote:\n{tail}"
         return ToolServerError(f"tool server {self.spec.id!r} could not start: {detail}", hint=hint)
 
-    async def _shutdown(self) -> None:
-        task, stop, ready = self._task, self._stop, self._ready
-        self._task = self._stop = self._ready = None
+    def _shutdown(self) -> None:
+        """Tell the connection task to stop (the SDK then closes stdin, waits, kills)."""
+        task, stop, ready, scope = self._task, self._stop, self._ready, self._scope
+        self._task = self._stop = self._ready = self._scope = None
         self._tools = None
-        if task is not None and stop is not None:
-            stop.set()
-            if ready is not None and not ready.done():
-                task.cancel()  # still connecting: only a cancel interrupts that
-            await asyncio.gather(task, return_exceptions=True)
+        if task is None or stop is None:
+            return
+        stop.set()
+        if ready is not None and not ready.done() and scope is not None:
+            scope.cancel()  # still connecting: the SDK's start-up waits need a cancel
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+
+    async def _settle(self) -> None:
+        """Wait, bounded, for every stopped connection task to have stopped its server."""
+        if not self._stopping:
+            return
+        # asyncio.wait, not gather: a caller cancelled while waiting must not cancel them.
+        await asyncio.wait(set(self._stopping), timeout=_STOP_GRACE)
+        late = set(self._stopping)
+        for task in late:
+            task.cancel()  # the SDK's bounded shutdown overran: stop waiting for it
+        if late:
+            await asyncio.wait(late, timeout=_ABANDON_AFTER)
 
 
 @asynccontextmanager

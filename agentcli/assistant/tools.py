@@ -33,6 +33,7 @@ from agentcli.runtime.tools import (
     ToolResult,
     call_tool_function,
 )
+from agentcli.threads import in_own_thread
 
 if TYPE_CHECKING:
     from agentcli.assistant.package import AssistantPackage
@@ -334,14 +335,23 @@ class ToolBox:
         tools = self._built.get(spec.id)
         if tools is None:
             if spec.transport == "process":
-                tools = [self._process_tool(spec, name, ref) for name, ref in spec.tools.items()]
+                # Imported in a thread of its own: a module that blocks at import is then
+                # cut by the case timeout and by Ctrl-C, as a tool that blocks when called is.
+                functions = await in_own_thread(self._process_functions, spec)
+                tools = [self._process_tool(spec, name, functions[name]) for name in spec.tools]
             else:
                 tools = await self._mcp_tools(spec)
             self._built[spec.id] = tools
         return tools
 
-    def _process_tool(self, spec: ToolServerSpec, bare: str, ref: str) -> Tool:
-        function = load_src_function(self.package_dir / "src", ref, path=spec.path)
+    def _process_functions(self, spec: ToolServerSpec) -> dict[str, Callable[..., Any]]:
+        """The function behind each tool of a ``process`` server (importing its modules)."""
+        src = self.package_dir / "src"
+        return {
+            name: load_src_function(src, ref, path=spec.path) for name, ref in spec.tools.items()
+        }
+
+    def _process_tool(self, spec: ToolServerSpec, bare: str, function: Callable[..., Any]) -> Tool:
         schema = self._schema(spec, bare)
         doc = (function.__doc__ or "").strip().splitlines()
         description = str((schema or {}).get("description") or (doc[0] if doc else ""))

@@ -113,3 +113,35 @@ def test_a_server_that_fails_to_start_is_a_runtime_error(
     # Bounded: one start-up timeout (1 s) per case at most, plus the processes' start.
     assert time.monotonic() - started < 30
     assert_no_leftovers(project, before)
+
+
+DEAF = {
+    # Its stdout is not JSON-RPC: the SDK skips the line, and the start-up wait runs out.
+    "prints-garbage": "print('garbage', flush=True); import time; time.sleep(60)",
+    # Deaf to its stdin closing and to SIGTERM: only SIGKILL stops it.
+    "ignores-sigterm": "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print('garbage', flush=True); time.sleep(60)",
+}
+
+
+@pytest.mark.parametrize("code", DEAF.values(), ids=DEAF)
+def test_a_server_that_never_starts_is_reported_within_the_case_timeout_and_killed(
+    project: Path, code: str
+) -> None:
+    weather(project, arguments=["-c", code], timeout=1)
+    cases = project / "cases.jsonl"
+    cases.write_text('{"id": "c0", "input": "weather in Paris?"}\n', encoding="utf-8")
+    output = project / "out.jsonl"
+    before = children_of(os.getpid())
+    started = time.monotonic()
+    ran = agent(
+        project, "eval", "weather", f"@{cases}", "-o", str(output), "--timeout", "3s", timeout=20
+    )
+    # The start-up wait (1 s) inside the case timeout (3 s); then the SDK's bounded stop
+    # (stdin closed, 2 s grace, SIGTERM, 2 s, SIGKILL) before the command ends.
+    assert time.monotonic() - started < 9
+    assert ran.returncode == 1, (ran.stdout, ran.stderr)
+    outcome = check_complete(output, 1)
+    assert outcome.statuses == {"error": 1}, outcome.report.results
+    assert "tool server 'weather' did not start within 1s" in outcome.report.results[0]["error"]
+    assert_no_leftovers(project, before, within=1)
