@@ -242,7 +242,7 @@ def test_module_with_syntax_error_names_file_and_line(tmp_path):
 
 def test_module_that_fails_to_import_is_reported_and_can_be_retried(tmp_path):
     path = write(tmp_path / "src/fake.py", "raise RuntimeError('boom')\n")
-    with pytest.raises(PackageError, match=r"fake\.py: importing failed: RuntimeError: boom$"):
+    with pytest.raises(PackageError, match=r"fake\.py:1: importing failed: RuntimeError: boom$"):
         load_function(tmp_path / "src", "fake", "reply")
     write(path, "def reply(m, t, s):\n    return 'fixed'\n")
     assert load_function(tmp_path / "src", "fake", "reply")([], [], {}) == "fixed"
