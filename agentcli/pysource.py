@@ -57,33 +57,34 @@ def _execute(unique: str, resolved: Path) -> ModuleType:
     sys.modules[unique] = loaded
     try:
         spec.loader.exec_module(loaded)
-    except (KeyboardInterrupt, GeneratorExit):
+    except BaseException as error:
         sys.modules.pop(unique, None)
-        raise
-    except SyntaxError as error:
-        sys.modules.pop(unique, None)
-        raise PackageError(
-            f"syntax error: {error.msg}", path=str(resolved), line=error.lineno
-        ) from None
-    except _ImportInterrupted as error:
-        sys.modules.pop(unique, None)
-        raise PackageError(f"importing was interrupted by {error}", path=str(resolved)) from None
-    except SystemExit as error:
-        sys.modules.pop(unique, None)
-        raise PackageError(
+        if isinstance(error, KeyboardInterrupt | GeneratorExit):
+            raise
+        raise _import_error(error, resolved) from (
+            error if not isinstance(error, SyntaxError | _ImportInterrupted | SystemExit) else None
+        )
+    return loaded
+
+
+def _import_error(error: BaseException, resolved: Path) -> PackageError:
+    """The ``PackageError`` for what importing ``resolved`` raised."""
+    if isinstance(error, SyntaxError):
+        return PackageError(f"syntax error: {error.msg}", path=str(resolved), line=error.lineno)
+    if isinstance(error, _ImportInterrupted):
+        return PackageError(f"importing was interrupted by {error}", path=str(resolved))
+    if isinstance(error, SystemExit):
+        return PackageError(
             f"importing failed: the module called sys.exit({error.code!r})",
             path=str(resolved),
             line=_line_in(error, resolved),
             hint="a module of src/ must not exit the process; raise an exception instead",
-        ) from None
-    except BaseException as error:
-        sys.modules.pop(unique, None)
-        raise PackageError(
-            f"importing failed: {type(error).__name__}: {error}",
-            path=str(resolved),
-            line=_line_in(error, resolved),
-        ) from error
-    return loaded
+        )
+    return PackageError(
+        f"importing failed: {type(error).__name__}: {error}",
+        path=str(resolved),
+        line=_line_in(error, resolved),
+    )
 
 
 def _line_in(error: BaseException, file: Path) -> int | None:
