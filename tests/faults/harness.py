@@ -46,6 +46,18 @@ def write_connectors(
     return path
 
 
+def with_tools(package: Path, name: str, module: str, tools: dict[str, str], rules: str) -> None:
+    """Give the fixture ``package`` the process tools ``tools`` (name -> function of
+    ``src/<name>.py``, whose source is ``module``) and put scripted ``rules`` (YAML list
+    items) before its own, so they are tried first."""
+    (package / "src" / f"{name}.py").write_text(module)
+    (package / "mcps" / f"{name}.mcp.yao").write_text(
+        json.dumps({"transport": "process", "tools": tools})
+    )
+    scripted = package / "scripted.yml"
+    scripted.write_text(scripted.read_text().replace("rules:\n", "rules:\n" + rules, 1))
+
+
 def write_cases(path: Path, count: int, *, prefix: str = "c", **extra: Any) -> Path:
     """``count`` cases whose answer must contain their own input (what the echo mode says)."""
     lines = []

@@ -15,7 +15,14 @@ import pytest
 
 from agentcli.eval.reports import read_results
 
-from .harness import agent_env, assert_no_leftovers, children_of, start_agent, wait_for_results
+from .harness import (
+    agent_env,
+    assert_no_leftovers,
+    children_of,
+    start_agent,
+    wait_for_results,
+    with_tools,
+)
 
 BLOCKING = """
 import os, time
@@ -52,16 +59,12 @@ GRACE = 1.0
 
 def blocking_project(project: Path) -> None:
     """The probe assistant with blocking hooks and a blocking sync tool ``block``."""
-    src = project / "assistants/probe"
-    (src / "src/blocking.py").write_text(BLOCKING)
-    (src / "mcps/blocking.mcp.yao").write_text(
-        '{"label": "Blocking", "transport": "process", "tools": {"block": "blocking.Block"}}'
-    )
-    rules = (src / "scripted.yml").read_text()
-    (src / "scripted.yml").write_text(
-        rules.replace(
-            "rules:\n", 'rules:\n  - when: {user: "^block"}\n    call: {name: block}\n', 1
-        )
+    with_tools(
+        project / "assistants/probe",
+        "blocking",
+        BLOCKING,
+        {"block": "blocking.Block"},
+        '  - when: {user: "^block"}\n    call: {name: block}\n',
     )
 
 
