@@ -55,32 +55,27 @@ def test_hostile_retry_after_under_parallel_retries_within_max_delay(
     assert elapsed < 8, elapsed  # a NaN sleep waited out the case timeout
 
 
-@pytest.mark.parametrize("value", [".inf", ".nan", "-.inf", "1e999"])
-def test_non_finite_connector_timeout_is_a_config_error(
-    project: Path, server: OpenAIServer, value: str
+TIMEOUT_ERROR = "timeout must be a number of seconds > 0"
+DELAY_ERROR = "retry delays must be finite"
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [(f"timeout: {value}", TIMEOUT_ERROR) for value in (".inf", ".nan", "-.inf", "1e999")]
+    + [
+        (f"retry: {{{field}}}", DELAY_ERROR)
+        for field in ("base_delay: .nan", "max_delay: .inf", "jitter: .nan")
+    ],
+)
+def test_a_non_finite_connector_timeout_or_retry_delay_is_a_config_error(
+    project: Path, server: OpenAIServer, field: str, message: str
 ) -> None:
     (project / "connectors.yml").write_text(
-        f"loop: {{model: 'openai/echo', api_base: '{server.base_url}', api_key: none, "
-        f"timeout: {value}}}\n",
+        f"loop: {{model: 'openai/echo', api_base: '{server.base_url}', api_key: none, {field}}}\n",
         encoding="utf-8",
     )
     cases = write_cases(project / "cases.jsonl", 1)
     run = agent(project, "eval", "probe", f"@{cases}", "-c", "loop", timeout=30)
     assert run.returncode == 2, (run.stdout, run.stderr)
-    assert "timeout must be a number of seconds > 0" in run.stderr
+    assert message in run.stderr
     assert "connectors.yml" in run.stderr and "Traceback" not in run.stderr
-
-
-@pytest.mark.parametrize("field", ["base_delay: .nan", "max_delay: .inf", "jitter: .nan"])
-def test_non_finite_retry_delay_is_a_config_error(
-    project: Path, server: OpenAIServer, field: str
-) -> None:
-    (project / "connectors.yml").write_text(
-        f"loop: {{model: 'openai/echo', api_base: '{server.base_url}', api_key: none, "
-        f"retry: {{{field}}}}}\n",
-        encoding="utf-8",
-    )
-    cases = write_cases(project / "cases.jsonl", 1)
-    run = agent(project, "eval", "probe", f"@{cases}", "-c", "loop", timeout=30)
-    assert run.returncode == 2, (run.stdout, run.stderr)
-    assert "retry delays must be finite" in run.stderr and "connectors.yml" in run.stderr
