@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from agentcli.secrets import redact_text
+
 __all__ = ["OutputSink", "capturing", "routed_output"]
 
 # Per case: enough for any diagnostic print, bounded so a chatty hook cannot fill memory.
@@ -66,8 +68,6 @@ class OutputSink:
         return self.lines
 
     def _keep(self, stream: str, line: str) -> None:
-        from agentcli.secrets import redact_text
-
         if self._left <= 0:
             self._dropped += len(line) + 1
             return
