@@ -102,8 +102,8 @@ def eval_command(
     """Run eval cases."""
     import asyncio
 
-    from agentcli.eval.cases import parse_duration
-    from agentcli.eval.session import EvalRequest, run_eval
+    from agentcli.eval.cases.model import parse_duration
+    from agentcli.eval.run.session import EvalRequest, run_eval
 
     if input_opt is not None:
         if input_arg is not None:

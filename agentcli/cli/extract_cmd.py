@@ -34,8 +34,8 @@ def extract(
 ) -> None:
     """Extract cases into files."""
     from agentcli.errors import ConfigError
-    from agentcli.eval.extract import FORMATS
-    from agentcli.eval.extract import extract as run_extract
+    from agentcli.eval.results.extract import FORMATS
+    from agentcli.eval.results.extract import extract as run_extract
 
     if fmt not in FORMATS:
         raise ConfigError(f"unknown --format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")

@@ -41,8 +41,8 @@ def merge(
 ) -> None:
     """Merge results files."""
     from agentcli.errors import ConfigError
-    from agentcli.eval.merge import merge_files, write_merged
     from agentcli.eval.reports import writer_for
+    from agentcli.eval.results.merge import merge_files, write_merged
 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:

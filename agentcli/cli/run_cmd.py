@@ -143,7 +143,7 @@ def _request_options(
 
     options = RequestOptions()
     if ctx_file is not None:
-        from agentcli.eval.request import load_context_file
+        from agentcli.eval.run.request import load_context_file
 
         context = load_context_file(ctx_file)
         options.chat_id = context.chat_id or None

@@ -17,10 +17,10 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from agentcli.eval.cases import input_text
-from agentcli.eval.matching import output_text
+from agentcli.eval.cases.model import input_text
+from agentcli.eval.checks.matching import output_text
 from agentcli.eval.reports._view import format_duration
-from agentcli.eval.runner import RunEvent
+from agentcli.eval.run.runner import RunEvent
 from agentcli.secrets import redact_data, redact_text
 
 __all__ = ["ConsoleView", "JsonEvents", "format_duration"]

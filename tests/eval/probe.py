@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.assistant.session import AssistantRegistry
-from agentcli.eval.cases import Case, parse_case
-from agentcli.eval.results import CaseResult
-from agentcli.eval.runner import EvalConfig, EvalRunner, RunEvent
+from agentcli.eval.cases.model import Case, parse_case
+from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.runner import EvalConfig, EvalRunner, RunEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "fixtures" / "assistants" / "probe"

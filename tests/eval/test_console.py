@@ -10,10 +10,9 @@ import pytest
 from rich.console import Console
 
 from agentcli.eval.console import ConsoleView, JsonEvents, format_duration, preview
-from agentcli.eval.results import AssertionResult, CaseResult, ToolCallRecord, Trace
-from agentcli.eval.runner import RunEvent
-
-from .probe import cases
+from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.run.runner import RunEvent
+from tests.eval.probe import cases
 
 
 def render(verbose: bool = False) -> str:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.eval.extract import extract
 from agentcli.eval.reports import read_results
+from agentcli.eval.results.extract import extract
 
 from .harness import (
     agent,

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from agentcli.eval.cases import parse_duration
+from agentcli.eval.cases.model import parse_duration
 from agentcli.eval.console import JsonEvents
-from agentcli.eval.session import EvalRequest, run_eval
+from agentcli.eval.run.session import EvalRequest, run_eval
 
 from .harness import (
     agent,

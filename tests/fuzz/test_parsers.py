@@ -15,11 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentcli.errors import AgentCliError, ConfigError
-from agentcli.eval.cases import parse_duration
-from agentcli.eval.dynamic import SimulatorReply, parse_simulator_reply
-from agentcli.eval.matching import extract_json
-from agentcli.eval.services import parse_verdict
-from agentcli.eval.sharding import parse_shard
+from agentcli.eval.cases.model import parse_duration
+from agentcli.eval.checks.matching import extract_json
+from agentcli.eval.run.dynamic import SimulatorReply, parse_simulator_reply
+from agentcli.eval.run.services import parse_verdict
+from agentcli.eval.run.sharding import parse_shard
 from agentcli.models.base import ModelSettings, ResponseDone
 from agentcli.models.scripted import ScriptedModel
 

@@ -9,9 +9,9 @@ import pytest
 from rich.console import Console
 
 from agentcli.errors import CaseFileError, ConfigError, PackageError
-from agentcli.eval.cases import load_cases
+from agentcli.eval.cases.model import load_cases
 from agentcli.eval.console import ConsoleView
-from agentcli.eval.request import load_context_file
+from agentcli.eval.run.request import load_context_file
 from agentcli.models.connectors import load_connectors_file
 from agentcli.models.errors_map import map_error
 from agentcli.models.scripted import ScriptedModel
@@ -79,8 +79,8 @@ def test_a_turn_whose_checkpoints_reached_is_not_a_list_renders_in_every_format(
     file made the Markdown and HTML transcripts raise."""
     import json
 
-    from agentcli.eval.extract import extract
     from agentcli.eval.reports import read_results, writer_for
+    from agentcli.eval.results.extract import extract
 
     path = tmp_path / "results.jsonl"
     lines = [

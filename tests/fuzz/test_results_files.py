@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcli.eval.extract import extract
-from agentcli.eval.merge import merge_reports, write_merged
 from agentcli.eval.reports import LoadedReport, read_results, writer_for
 from agentcli.eval.reports.normalize import finite
-from agentcli.eval.results import STATUSES
+from agentcli.eval.results.extract import extract
+from agentcli.eval.results.merge import merge_reports, write_merged
+from agentcli.eval.results.model import STATUSES
 
 from .mutate import FUZZ, as_json, mutated_bytes, mutated_data, only_own_errors
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agentcli.eval.results import STATUSES
-from agentcli.eval.stability import classify
+from agentcli.eval.results.model import STATUSES
+from agentcli.eval.stats.stability import classify
 
 STATUS_ICONS = {
     "passed": "✅",

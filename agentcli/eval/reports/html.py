@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..results import STATUSES
+from ..results.model import STATUSES
 from ._buffered import BufferedWriter
 from ._view import (
     SUMMARY_KEYS,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.eval.results import STATUSES
+from agentcli.eval.results.model import STATUSES
 
 from ._view import finite, to_json
 

@@ -7,7 +7,7 @@ context of this assistant (``ctx.memory``, ``ctx.agent.call`` ...). Tools take t
 they get in a conversation, so these tests exercise the expense store of the ``-u`` user.
 """
 
-from agentcli.eval.scripts import src_import
+from agentcli.eval.run.scripts import src_import
 
 tools = src_import(__file__, "tools")
 

@@ -1,0 +1,1 @@
+"""Case files: reading them (files), their values (model), inputs, and generated cases."""

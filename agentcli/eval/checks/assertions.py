@@ -1,0 +1,502 @@
+"""The assertion library: one small checker per type, registered in ``ASSERTIONS``.
+
+``evaluate`` runs every assertion of a case (none short-circuits, judges run concurrently)
+and keeps each one's own ``AssertionResult``. A checker that raises becomes a failed result
+carrying the error. ``negate`` inverts any type, ``message`` replaces the failure message.
+``validate_assertion`` checks an assertion when its case file is loaded, so mistakes such as
+a bad regex or a typo'd type stop the run before anything executes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentcli.assistant.hooks import call_user_function
+from agentcli.errors import AgentCliError
+from agentcli.eval.checks.matching import (
+    deep_equal,
+    extract_json,
+    json_type,
+    lookup_path,
+    match_partial,
+    normalize_path,
+    output_text,
+    parse_json_text,
+    show,
+    tool_name_matches,
+)
+from agentcli.eval.checks.rules import RULES
+from agentcli.eval.results.model import AssertionResult, ToolCallRecord, Trace, normalize_usage
+from agentcli.patterns import compile_pattern
+
+if TYPE_CHECKING:
+    from agentcli.eval.cases.model import Assertion
+
+__all__ = [
+    "ASSERTIONS",
+    "AssertionEnv",
+    "Check",
+    "Checker",
+    "Judge",
+    "ScriptResolver",
+    "Subject",
+    "evaluate",
+    "output_text",
+    "output_under_test",
+    "tool_name_matches",
+    "validate_assertion",
+]
+
+
+@dataclass(slots=True)
+class Subject:
+    """What assertions look at: the output under test, its text, tool calls, time and usage."""
+
+    output: Any
+    text: str
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    duration_ms: float = 0
+    usage: dict[str, Any] = field(default_factory=normalize_usage)
+    input: Any = None
+
+    @classmethod
+    def of(
+        cls,
+        output: Any,
+        *,
+        tool_calls: Sequence[ToolCallRecord] = (),
+        duration_ms: float = 0,
+        usage: dict[str, Any] | None = None,
+        input: Any = None,
+    ) -> Subject:
+        """A subject for ``output``, its text derived with ``output_text``."""
+        return cls(
+            output=output,
+            text=output_text(output),
+            tool_calls=list(tool_calls),
+            duration_ms=duration_ms,
+            usage=normalize_usage(usage),
+            input=input,
+        )
+
+    @classmethod
+    def from_trace(cls, trace: Trace, *, duration_ms: float, input: Any = None) -> Subject:
+        """A subject for a finished case: its output is ``output_under_test(trace)``."""
+        return cls.of(
+            output_under_test(trace),
+            tool_calls=trace.tool_calls,
+            duration_ms=duration_ms,
+            usage=trace.usage,
+            input=input,
+        )
+
+
+Judge = Callable[[str, Any, Subject, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+ScriptResolver = Callable[[str], Callable[..., Any]]
+
+
+@dataclass(slots=True)
+class AssertionEnv:
+    """Services the runner injects: an LLM judge for ``agent``, a resolver for ``script``."""
+
+    judge: Judge | None = None
+    script: ScriptResolver | None = None
+
+
+@dataclass(slots=True)
+class Check:
+    """A checker's raw outcome, before ``negate`` and ``message`` are applied."""
+
+    passed: bool
+    message: str
+    expected: Any = None
+    actual: Any = None
+    verdict: dict[str, Any] | None = None
+
+
+Checker = Callable[["Assertion", Subject, AssertionEnv], "Check | Awaitable[Check]"]
+ASSERTIONS: dict[str, Checker] = {}
+
+
+def _checker(name: str) -> Callable[[Checker], Checker]:
+    """Register a checker under ``name``."""
+
+    def register(func: Checker) -> Checker:
+        ASSERTIONS[name] = func
+        return func
+
+    return register
+
+
+def output_under_test(trace: Trace) -> Any:
+    """Next hook data if any, else the final text, else a summary of the tool results."""
+    if trace.next not in (None, "", {}, []):
+        return trace.next
+    if trace.completion:
+        return trace.completion
+    if not trace.tool_calls:
+        return None
+    for call in trace.tool_calls:
+        message = call.result.get("message") if isinstance(call.result, dict) else None
+        if isinstance(message, str) and message:
+            return message
+    return " ".join(_tool_summary(call) for call in trace.tool_calls)
+
+
+def _tool_summary(call: ToolCallRecord) -> str:
+    """``[tool: action]``, ``[tool: success|failed|error]`` or ``[tool]`` for one call."""
+    if call.error:
+        return f"[{call.tool}: error]"
+    result = call.result if isinstance(call.result, dict) else {}
+    if result.get("action"):
+        return f"[{call.tool}: {result['action']}]"
+    if isinstance(result.get("success"), bool):
+        return f"[{call.tool}: {'success' if result['success'] else 'failed'}]"
+    return f"[{call.tool}]"
+
+
+async def evaluate(
+    assertions: Sequence[Assertion], subject: Subject, env: AssertionEnv
+) -> list[AssertionResult]:
+    """Run every assertion and keep each result. Judges and async scripts run
+    concurrently; the synchronous checks finish inline, without a trip through the event
+    loop (under ``--parallel`` every such trip waits for all the other ready cases)."""
+    started = [_start(a, subject, env) for a in assertions]
+    pending = [item for item in started if not isinstance(item, AssertionResult)]
+    finished = iter(await asyncio.gather(*pending) if pending else ())
+    return [item if isinstance(item, AssertionResult) else next(finished) for item in started]
+
+
+def _start(
+    a: Assertion, subject: Subject, env: AssertionEnv
+) -> AssertionResult | Awaitable[AssertionResult]:
+    """One assertion's result, or an awaitable of it when its checker is asynchronous."""
+    checker = ASSERTIONS.get(a.type)
+    try:
+        if checker is None:
+            raise ValueError(_unknown_type(a.type))
+        outcome = checker(a, subject, env)
+    except Exception as exc:  # a broken script or judge fails this assertion, not the run
+        return _errored(a, exc)
+    if inspect.isawaitable(outcome):
+        return _finish(a, outcome)
+    return _result(a, outcome)
+
+
+async def _finish(a: Assertion, outcome: Awaitable[Check]) -> AssertionResult:
+    try:
+        check = await outcome
+    except Exception as exc:
+        return _errored(a, exc)
+    return _result(a, check)
+
+
+def _errored(a: Assertion, exc: Exception) -> AssertionResult:
+    """A checker that raised: the assertion fails with the error as its message."""
+    error = f"{a.type} assertion error: {_describe(exc)}"
+    return AssertionResult(
+        type=a.type,
+        passed=False,
+        message=f"{a.message} ({error})" if a.message else error,
+        path=a.path,
+    )
+
+
+def _result(a: Assertion, check: Check) -> AssertionResult:
+    """A checker's outcome with ``negate`` and ``message`` applied."""
+    passed = check.passed != a.negate
+    message = f"negated: {check.message}" if a.negate else check.message
+    if not passed and a.message:
+        message = a.message
+    return AssertionResult(
+        type=a.type,
+        passed=passed,
+        message=message,
+        expected=check.expected,
+        actual=check.actual,
+        path=a.path,
+        verdict=check.verdict,
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception as ``Type: message`` (our own errors by their message only)."""
+    if isinstance(exc, AgentCliError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _unknown_type(name: str) -> str:
+    """``unknown assertion type "x"`` with a did-you-mean hint."""
+    close = difflib.get_close_matches(str(name), ASSERTIONS, n=1, cutoff=0.6)
+    hint = f' (did you mean "{close[0]}"?)' if close else ""
+    return f"unknown assertion type {show(name)}{hint}"
+
+
+def validate_assertion(a: Assertion) -> str | None:
+    """The first problem with an assertion (unknown type, missing/bad value, ...), or None."""
+    if a.type not in ASSERTIONS:
+        return _unknown_type(a.type)
+    if a.path is not None and a.type not in ("json_path", "type"):
+        return f'"path" is only used by json_path and type assertions, not {a.type}'
+    rule = RULES.get(a.type)
+    return rule(a) if rule else None
+
+
+# --- checkers ----------------------------------------------------------------------------
+
+
+@_checker("contains")
+def _contains(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text contains ``value``."""
+    needle = output_text(a.value)
+    if needle in s.text:
+        return Check(True, f"output contains {show(needle)}", expected=needle)
+    return Check(False, f"expected output to contain {show(needle)}", expected=needle)
+
+
+@_checker("not_contains")
+def _not_contains(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text does not contain ``value``."""
+    needle = output_text(a.value)
+    if needle in s.text:
+        return Check(False, f"expected output not to contain {show(needle)}", expected=needle)
+    return Check(True, f"output does not contain {show(needle)}", expected=needle)
+
+
+@_checker("icontains")
+def _icontains(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text contains ``value``, ignoring case."""
+    needle = output_text(a.value)
+    if needle.casefold() in s.text.casefold():
+        return Check(True, f"output contains {show(needle)} (ignoring case)", expected=needle)
+    return Check(
+        False, f"expected output to contain {show(needle)} (ignoring case)", expected=needle
+    )
+
+
+@_checker("contains_any")
+def _contains_any(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text contains at least one of ``value``."""
+    needles = [output_text(v) for v in a.value]
+    found = [n for n in needles if n in s.text]
+    if found:
+        return Check(True, f"output contains {show(found[0])}", expected=needles)
+    return Check(False, f"expected output to contain any of {show(needles)}", expected=needles)
+
+
+@_checker("contains_all")
+def _contains_all(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text contains every item of ``value``."""
+    needles = [output_text(v) for v in a.value]
+    missing = [n for n in needles if n not in s.text]
+    if not missing:
+        return Check(True, f"output contains all of {show(needles)}", expected=needles)
+    return Check(False, f"expected output to contain {show(missing[0])}", expected=needles)
+
+
+@_checker("starts_with")
+def _starts_with(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output text starts with ``value`` (leading whitespace tolerated)."""
+    prefix = output_text(a.value)
+    # Models often open with a newline; a prefix check should not trip over it.
+    if s.text.startswith(prefix) or s.text.lstrip().startswith(prefix):
+        return Check(True, f"output starts with {show(prefix)}", expected=prefix)
+    return Check(False, f"expected output to start with {show(prefix)}", expected=prefix)
+
+
+@_checker("regex")
+def _regex(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """``value`` (a Python ``re`` pattern) finds a match, searched within the time bound."""
+    if compile_pattern(a.value).search(s.text):
+        return Check(True, f"output matches /{a.value}/", expected=a.value)
+    return Check(False, f"expected output to match /{a.value}/", expected=a.value)
+
+
+@_checker("equals")
+def _equals(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output deep-equals ``value`` (JSON text parsed when ``value`` is not a string)."""
+    actual = s.output
+    if isinstance(actual, str) and not isinstance(a.value, str):
+        actual = parse_json_text(actual)
+    if deep_equal(actual, a.value):
+        return Check(True, "output equals the expected value", expected=a.value)
+    return Check(False, f"expected {show(a.value)}, got {show(actual)}", expected=a.value)
+
+
+@_checker("json_path")
+def _json_path(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The value at ``path`` in the output's JSON equals ``value`` (a list: one of)."""
+    path = normalize_path(a.path)
+    found, actual = lookup_path(s.output, a.path)
+    if not found:
+        return Check(False, f"json_path {path}: {actual}", expected=a.value)
+    if deep_equal(actual, a.value):
+        return Check(True, f"json_path {path} equals {show(actual)}", a.value, actual)
+    if isinstance(a.value, list) and any(deep_equal(actual, v) for v in a.value):
+        return Check(
+            True, f"json_path {path}: {show(actual)} is one of the values", a.value, actual
+        )
+    wanted = f"one of {show(a.value)}" if isinstance(a.value, list) else show(a.value)
+    return Check(False, f"json_path {path}: expected {wanted}, got {show(actual)}", a.value, actual)
+
+
+@_checker("type")
+def _type(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The JSON type of the output (or of ``path``) is ``value``."""
+    where = "output"
+    if a.path is not None:
+        where = normalize_path(a.path)
+        found, value = lookup_path(s.output, a.path)
+        if not found:
+            return Check(False, f"type at {where}: {value}", expected=a.value)
+    else:
+        value = s.output
+        # An agent's JSON arrives as text; its parsed type is what the user means.
+        if isinstance(value, str) and a.value != "string":
+            value = parse_json_text(value)
+    actual = json_type(value)
+    if actual == a.value:
+        return Check(True, f"{where} is of type {a.value}", a.value, actual)
+    return Check(False, f"expected {where} to be of type {a.value}, got {actual}", a.value, actual)
+
+
+@_checker("is_json")
+def _is_json(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The output is or contains JSON, valid against ``value`` when it is a schema."""
+    try:
+        if s.output is None:
+            raise ValueError("no output")
+        data = extract_json(s.output) if isinstance(s.output, str) else s.output
+    except ValueError:
+        return Check(False, "expected output to be valid JSON")
+    if a.value is None:
+        return Check(True, "output is valid JSON")
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(a.value).iter_errors(data))
+    if error is None:
+        return Check(True, "output is valid JSON matching the schema", expected=a.value)
+    return Check(False, f"JSON does not match schema at {error.json_path}: {error.message}")
+
+
+@_checker("tool_called")
+def _tool_called(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """A tool named by ``value`` was called (with matching arguments if given)."""
+    called = [c.tool for c in s.tool_calls]
+    if not called:
+        return Check(False, "expected a tool call, but no tools were called", expected=a.value)
+    wanted = a.value if isinstance(a.value, list) else [a.value]
+    near_miss = ""
+    for item in wanted:
+        name = item if isinstance(item, str) else item["name"]
+        arguments = None if isinstance(item, str) else item.get("arguments")
+        for call in s.tool_calls:
+            if not tool_name_matches(call, name):
+                continue
+            if arguments is None or match_partial(call.arguments, arguments):
+                return Check(True, f"tool {show(name)} was called", a.value, called)
+            near_miss = near_miss or (
+                f"tool {show(name)} was called, but not with arguments {show(arguments)}; "
+                f"got {show(call.arguments)}"
+            )
+    if near_miss:
+        return Check(False, near_miss, a.value, called)
+    names = [w if isinstance(w, str) else w["name"] for w in wanted]
+    target = f"tool {show(names[0])}" if len(names) == 1 else f"one of tools {show(names)}"
+    return Check(False, f"expected {target} to be called; called: {show(called)}", a.value, called)
+
+
+@_checker("tool_result")
+def _tool_result(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """``value.tool`` ran without error and its result matches ``value.result``."""
+    name = a.value["tool"]
+    calls = [c for c in s.tool_calls if tool_name_matches(c, name)]
+    if not calls:
+        called = show([c.tool for c in s.tool_calls])
+        return Check(False, f"tool {show(name)} was not called; called: {called}", a.value)
+    ok = [c for c in calls if not c.error]
+    if not ok:
+        return Check(False, f"tool {show(name)} returned an error: {calls[-1].error}", a.value)
+    if "result" not in a.value:
+        return Check(True, f"tool {show(name)} ran without error", a.value)
+    expected = a.value["result"]
+    for call in ok:
+        if match_partial(call.result, expected):
+            return Check(True, f"tool {show(name)} result matches", a.value, call.result)
+    actual = ok[-1].result
+    return Check(
+        False,
+        f"tool {show(name)} result does not match {show(expected)}; got {show(actual)}",
+        a.value,
+        actual,
+    )
+
+
+@_checker("agent")
+async def _agent(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """An LLM judge (``use``) decides whether the output meets the criteria in ``value``."""
+    if env.judge is None:
+        return Check(False, "no LLM judge is available to run agent assertions")
+    answer = await env.judge(a.use, a.value, s, dict(a.options or {}))
+    if not isinstance(answer, dict) or not isinstance(answer.get("passed"), bool):
+        return Check(False, f'judge {a.use} answered without a boolean "passed": {show(answer)}')
+    passed = answer["passed"]
+    reason = str(answer.get("reason") or "")
+    verdict = {"passed": passed, "reason": reason, "criteria": a.value}
+    verdict.update((k, v) for k, v in answer.items() if k not in verdict)
+    message = reason or f"judge {a.use} {'passed' if passed else 'failed'} the output"
+    return Check(passed, message, verdict=verdict)
+
+
+@_checker("script")
+async def _script(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """A user function ``script`` decides: ``(output, input, value) -> bool | {pass, message}``."""
+    if env.script is None:
+        return Check(False, "no script resolver is available to run script assertions")
+    # As every hook: async awaited, sync in a thread of its own (user code may block).
+    answer = await call_user_function(env.script(a.script), s.output, s.input, a.value)
+    if isinstance(answer, bool):
+        word = "passed" if answer else "returned false"
+        return Check(answer, f"script {a.script} {word}", expected=a.value)
+    if isinstance(answer, dict) and isinstance(answer.get("pass"), bool):
+        word = "passed" if answer["pass"] else "failed"
+        message = str(answer.get("message") or f"script {a.script} {word}")
+        return Check(answer["pass"], message, expected=a.value)
+    return Check(
+        False,
+        f"script {a.script} returned {type(answer).__name__}; expected a bool or "
+        f'{{"pass": bool, "message": str}}',
+    )
+
+
+@_checker("latency")
+def _latency(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The case took at most ``value`` milliseconds."""
+    ok = s.duration_ms <= a.value
+    word = "within" if ok else "exceeds"
+    return Check(ok, f"latency {s.duration_ms} ms {word} {a.value} ms", a.value, s.duration_ms)
+
+
+@_checker("cost")
+def _cost(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The case cost at most ``value``."""
+    cost = s.usage.get("cost")
+    if cost is None:
+        return Check(False, "cost unknown: the model reported no cost", expected=a.value)
+    word = "within" if cost <= a.value else "exceeds"
+    return Check(cost <= a.value, f"cost {cost:g} {word} {a.value:g}", a.value, cost)
+
+
+@_checker("tokens")
+def _tokens(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The case used at most ``value`` tokens in total."""
+    total = normalize_usage(s.usage)["total_tokens"]
+    word = "within" if total <= a.value else "exceeds"
+    return Check(total <= a.value, f"{total} tokens {word} {a.value}", a.value, total)

@@ -1,0 +1,250 @@
+"""Value matching shared by assertions, checkpoints and judges.
+
+Output as text, deep equality (key order never matters, ``1 == 1.0``, ``True != 1``),
+partial recursive matching with ``regex:`` patterns, JSON types, JSONPath lookups, tool
+names, and extracting the JSON an agent wrote inside prose or a fenced block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from agentcli.patterns import compile_pattern, pattern_problem
+
+if TYPE_CHECKING:
+    from agentcli.eval.results.model import ToolCallRecord
+
+__all__ = [
+    "compile_path",
+    "deep_equal",
+    "extract_json",
+    "json_type",
+    "lookup_path",
+    "match_partial",
+    "normalize_path",
+    "output_text",
+    "parse_json_text",
+    "regex_problems",
+    "show",
+    "tool_name_matches",
+]
+
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_CLOSERS = {"{": "}", "[": "]"}
+_JSON_FENCES = ("", "json", "jsonc", "json5")
+# Scanning from every stray bracket is quadratic on hostile text: cap the characters examined.
+_SCAN_BUDGET = 2_000_000
+_UNICODE_SEGMENT = re.compile(r"\.([^.\[\]'\"\s()]*[^\x00-\x7f][^.\[\]'\"\s()]*)")
+
+
+def output_text(value: Any) -> str:
+    """A value as text: strings as-is, ``None`` empty, others JSON (unicode kept, no HTML escapes)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def show(value: Any, limit: int = 120) -> str:
+    """A short JSON rendering of a value for messages (strings quoted, long values clipped)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value (``string number boolean array object null``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """JSON equality: dict key order ignored, ``1 == 1.0``, booleans equal only booleans."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(deep_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    return a == b
+
+
+def match_partial(actual: Any, expected: Any) -> bool:
+    """``expected`` found in ``actual``: objects by subset, recursively; ``regex:`` strings match."""
+    if isinstance(expected, dict):
+        if isinstance(actual, str):
+            actual = _loads_or(actual, actual)
+        return isinstance(actual, dict) and all(
+            key in actual and match_partial(actual[key], value) for key, value in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(expected)
+            and all(match_partial(x, y) for x, y in zip(actual, expected, strict=True))
+        )
+    if isinstance(expected, str):
+        text = output_text(actual)
+        if expected.startswith("regex:"):
+            return compile_pattern(expected[len("regex:") :]).search(text) is not None
+        # A tool may return 5 where the case says "5": compare the text forms.
+        return text == expected and actual is not None
+    return deep_equal(actual, expected)
+
+
+def regex_problems(value: Any, *, prefixed: bool = True) -> Iterator[str]:
+    """Problems compiling the patterns in ``value`` (``regex:`` strings nested anywhere),
+    with the checks of :func:`agentcli.patterns.compile_pattern` (so no pattern fails later)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from regex_problems(item, prefixed=prefixed)
+    elif isinstance(value, list):
+        for item in value:
+            yield from regex_problems(item, prefixed=prefixed)
+    elif isinstance(value, str) and (not prefixed or value.startswith("regex:")):
+        pattern = value[len("regex:") :] if prefixed else value
+        problem = pattern_problem(pattern)
+        if problem:
+            yield f"invalid regex {show(pattern)}: {problem}"
+
+
+def extract_json(text: str) -> Any:
+    """The JSON in a text: a fenced block, else the whole text, else the first balanced object.
+
+    Fenced blocks of other languages (```python) are code, not output, and are skipped.
+    Raises ``ValueError`` when the text holds no JSON.
+    """
+    for match in _FENCE.finditer(text):
+        if match.group(1).lower() in _JSON_FENCES:
+            found, value = _try_loads(match.group(2))
+            if found:
+                return value
+    found, value = _try_loads(text)
+    if found:
+        return value
+    prose = _FENCE.sub(lambda m: m.group(0) if m.group(1).lower() in _JSON_FENCES else "", text)
+    budget = _SCAN_BUDGET
+    for start, char in enumerate(prose):
+        if char not in _CLOSERS:
+            continue
+        end, scanned = _balanced_end(prose, start, budget)
+        budget -= scanned
+        if end is not None:
+            found, value = _try_loads(prose[start : end + 1])
+            if found:
+                return value
+        if budget <= 0:
+            break
+    raise ValueError("no JSON found in the output")
+
+
+def _balanced_end(text: str, start: int, budget: int) -> tuple[int | None, int]:
+    """``(index of the bracket closing text[start] or None, characters scanned)``.
+
+    Brackets inside JSON strings are skipped; the scan stops after ``budget`` characters.
+    """
+    expected: list[str] = []
+    in_string = escaped = False
+    stop = min(len(text), start + budget)
+    for index in range(start, stop):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in _CLOSERS:
+            expected.append(_CLOSERS[char])
+        elif char in "}]":
+            if char != expected.pop():
+                return None, index - start + 1
+            if not expected:
+                return index, index - start + 1
+    return None, stop - start
+
+
+def _try_loads(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is one JSON document, else ``(False, None)``."""
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):  # absurdly deep nesting is not an answer either
+        return False, None
+
+
+def _loads_or(text: str, default: Any) -> Any:
+    """``text`` parsed as JSON, or ``default``."""
+    found, value = _try_loads(text)
+    return value if found else default
+
+
+def parse_json_text(value: str) -> Any:
+    """A string parsed as one JSON document, or the string itself when it is not JSON."""
+    return _loads_or(value, value)
+
+
+def normalize_path(path: str) -> str:
+    """``a.b`` -> ``$.a.b``, ``[0]`` -> ``$[0]``; ``$...`` unchanged."""
+    path = path.strip()
+    if path.startswith("$"):
+        return path
+    return "$" + path if path.startswith("[") else "$." + path
+
+
+@lru_cache(maxsize=512)
+def compile_path(path: str) -> Any:
+    """A parsed (cached) jsonpath-ng expression; the extended syntax (filters) is allowed."""
+    from jsonpath_ng.ext import parse
+
+    # jsonpath-ng's lexer takes only ASCII names unquoted; `$.城市` should just work.
+    return parse(_UNICODE_SEGMENT.sub(r'."\1"', normalize_path(path)))
+
+
+def lookup_path(output: Any, path: str) -> tuple[bool, Any]:
+    """``(True, value)`` at ``path`` in the output's JSON, else ``(False, reason)``.
+
+    Several matches (wildcards, filters) give the list of matched values.
+    """
+    try:
+        data = extract_json(output) if isinstance(output, str) else output
+    except ValueError:
+        return False, "output is not JSON"
+    matches = [m.value for m in compile_path(path).find(data)]
+    if not matches:
+        return False, "no match in output"
+    return True, matches[0] if len(matches) == 1 else matches
+
+
+def tool_name_matches(record: ToolCallRecord, name: str) -> bool:
+    """Exact bare or ``<server>__<tool>`` name, or a ``__``-bounded suffix; never a substring."""
+    if not name:
+        return False
+    candidates = [record.tool]
+    if record.server:
+        candidates.append(f"{record.server}__{record.tool}")
+        candidates.append(f"{record.server.replace('.', '_')}__{record.tool}")
+    return any(c == name or c.endswith("__" + name) for c in candidates)

@@ -1,0 +1,1 @@
+"""Results: the typed values of a run, merging results files, extracting cases from them."""

@@ -1,0 +1,254 @@
+"""``agent merge``: combine results files (CI shards, say) into one report and one verdict.
+
+Policy:
+
+- Header and environment come from the first input; ``metadata.merged_from`` lists the
+  inputs, ``started_at`` is the earliest and ``completed_at`` the latest of theirs. Inputs
+  naming another agent or connector than the first are reported as warnings.
+- Results keep their own content, as the reader repaired it (a field of the wrong type
+  dropped or made text, an unknown status counted as ``error``, each a warning). A result
+  without a usable id belongs to no case: it is kept and never counts as a duplicate.
+  Results are ordered by the order ids first appear across the
+  inputs (in the order given), each id's runs by run index, so the same inputs in the same
+  order always give the same report.
+- A result is identified by ``(id, run)``. The same pair in two places is an error naming
+  both files; with ``allow_duplicates`` the later one (in input order) replaces the earlier
+  in place, with a warning.
+- The summary is recomputed by ``summarize`` over the merged results; when any result has a
+  ``run`` index the stability figures are recomputed from the runs too (results without one
+  count as a single run of their case) and stability results given without runs are dropped
+  with a warning. Inputs' own summaries and stability results are never trusted.
+- Shards run side by side, so ``duration_ms`` is the longest input's duration (wall time)
+  and ``total_duration_ms`` their sum (machine time). An input without a summary (an
+  interrupted run) counts the sum of its results' durations.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agentcli.errors import CaseFileError, ConfigError
+from agentcli.eval.reports import LoadedReport, read_results, writer_for
+from agentcli.eval.reports.normalize import finite
+from agentcli.eval.results.model import CaseResult, summarize
+from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
+
+__all__ = ["MergedReport", "exit_code_for", "merge_files", "merge_reports", "write_merged"]
+
+
+@dataclass(slots=True)
+class MergedReport:
+    """The merged report: header, ordered results, recomputed summary and stability."""
+
+    header: dict[str, Any]
+    results: list[dict[str, Any]]
+    summary: dict[str, Any]
+    stability: list[CaseStability] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    min_pass_rate: float = 100.0
+
+    def stability_results(self) -> list[dict[str, Any]]:
+        """The stability results in report form."""
+        return [stats.to_dict() for stats in self.stability]
+
+    def exit_code(self) -> int:
+        """The eval exit code of the merged results (see ``exit_code_for``)."""
+        return exit_code_for(self.summary, self.stability, self.min_pass_rate)
+
+
+def exit_code_for(
+    summary: dict[str, Any], stability: Iterable[CaseStability], min_pass_rate: float = 100.0
+) -> int:
+    """0 when everything passed; 1 when a case failed, errored or timed out.
+
+    Under stability runs the per-case threshold decides instead: 1 when any case's pass
+    rate is below ``min_pass_rate`` (a failed run in a case that still meets it is allowed).
+    """
+    stats = list(stability)
+    if stats:
+        return 0 if all(case.meets(min_pass_rate) for case in stats) else 1
+    bad = sum(int(summary.get(key) or 0) for key in ("failed", "errors", "timeouts"))
+    return 1 if bad else 0
+
+
+def merge_files(
+    paths: Sequence[Path], *, allow_duplicates: bool = False, min_pass_rate: float = 100.0
+) -> MergedReport:
+    """Read every results file and merge them (see ``merge_reports``)."""
+    return merge_reports(
+        [read_results(path) for path in paths],
+        sources=[str(path) for path in paths],
+        allow_duplicates=allow_duplicates,
+        min_pass_rate=min_pass_rate,
+    )
+
+
+def merge_reports(
+    loaded: Sequence[LoadedReport],
+    *,
+    sources: Sequence[str] | None = None,
+    allow_duplicates: bool = False,
+    min_pass_rate: float = 100.0,
+) -> MergedReport:
+    """Merge loaded results files; ``sources`` names them in messages (default ``input N``)."""
+    if not loaded:
+        raise ConfigError("nothing to merge: no results files given")
+    names = (
+        list(sources) if sources is not None else [f"input {i}" for i in range(1, 1 + len(loaded))]
+    )
+    if len(names) != len(loaded):
+        raise ValueError(f"{len(names)} source names for {len(loaded)} inputs")
+    warnings = [warning for report in loaded for warning in report.warnings]
+    agent_id, connector = _identity(loaded, names, warnings)
+    results = _merged_results(loaded, names, allow_duplicates, warnings)
+    cases = [_case_result(result, names[source]) for source, result in results]
+    walls = [_duration(report) for report in loaded]
+    summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=max(walls))
+    summary["total_duration_ms"] = sum(walls)
+    stability: list[CaseStability] = []
+    if any(case.run is not None for case in cases):
+        stability = _stability(cases)
+        summary.update(stability_summary(stability, min_pass_rate=min_pass_rate))
+    else:
+        warnings += [
+            f"{name}: {len(report.stability_results)} stability result(s) without per-run "
+            "results cannot be recomputed and were dropped"
+            for name, report in zip(names, loaded, strict=True)
+            if report.stability_results
+        ]
+    return MergedReport(
+        header=_header(loaded, names),
+        results=[result for _, result in results],
+        summary=summary,
+        stability=stability,
+        sources=names,
+        warnings=warnings,
+        min_pass_rate=min_pass_rate,
+    )
+
+
+def write_merged(merged: MergedReport, out_path: Path, *, writer: Any = None) -> Path:
+    """Write the merged report in the format ``out_path``'s extension names (through
+    ``writer`` when the caller made and checked it already)."""
+    writer = writer or writer_for(out_path)
+    writer.open(merged.header, merged.results)
+    writer.close(merged.summary, merged.stability_results() or None)
+    return writer.path
+
+
+def _identity(
+    loaded: Sequence[LoadedReport], names: list[str], warnings: list[str]
+) -> tuple[str, str]:
+    """The first input's agent id and connector; any input differing is a warning."""
+    chosen: dict[str, str] = {}
+    for key, label in (("agent_id", "agent"), ("connector", "connector")):
+        seen = [(name, _field(report, key)) for name, report in zip(names, loaded, strict=True)]
+        known = [(name, value) for name, value in seen if value]
+        chosen[key] = known[0][1] if known else ""
+        warnings += [
+            f"{name}: {label} {value!r} differs from {known[0][0]}'s {chosen[key]!r}; "
+            f"the merged report says {chosen[key]!r}"
+            for name, value in known[1:]
+            if value != chosen[key]
+        ]
+    return chosen["agent_id"], chosen["connector"]
+
+
+def _field(report: LoadedReport, key: str) -> str:
+    """``key`` from the input's summary, else from its header."""
+    value = (report.summary or {}).get(key) or report.header.get(key)
+    return str(value) if value else ""
+
+
+def _merged_results(
+    loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
+) -> list[tuple[int, dict[str, Any]]]:
+    """``(input index, result)`` pairs, de-duplicated and in the documented order."""
+    kept: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+    first_seen: dict[Any, int] = {}
+    for source, report in enumerate(loaded):
+        for position, result in enumerate(report.results):
+            # The reader gives every result a str id ("" when it had none) and a whole-number
+            # run or none. A result without an id is no case's: kept, never a duplicate.
+            case_id, run = result["id"], result.get("run")
+            slot: Any = case_id or ("no id", source, position)
+            first_seen.setdefault(slot, len(first_seen))
+            key = (slot, run)
+            if key in kept:
+                earlier = names[kept[key][0]]
+                where = f"in both {earlier} and {names[source]}"
+                if earlier == names[source]:
+                    where = f"twice in {earlier}"
+                what = f"result {case_id!r}" + (f" run {run}" if run is not None else "")
+                if not allow_duplicates:
+                    raise ConfigError(
+                        f"cannot merge: {what} appears {where}",
+                        hint="merge each shard once, or pass --allow-duplicates to keep the later one",
+                    )
+                warnings.append(f"{what} appears {where}; the one from {names[source]} is kept")
+            kept[key] = (source, result)
+    # Python's sort is stable, so equal keys keep their first-appearance order.
+    order = sorted(kept, key=lambda key: (first_seen[key[0]], 0 if key[1] is None else key[1]))
+    return [kept[key] for key in order]
+
+
+def _case_result(result: dict[str, Any], source: str) -> CaseResult:
+    """A result dict as a CaseResult; an unknown status is an error naming the file."""
+    try:
+        return CaseResult.from_dict(result)
+    except (TypeError, ValueError) as exc:
+        raise CaseFileError(f"{source}: result {result.get('id')!r}: {exc}") from None
+
+
+def _stability(cases: list[CaseResult]) -> list[CaseStability]:
+    """Per-case stability figures, cases in the results' order."""
+    runs: dict[str, list[CaseResult]] = {}
+    for case in cases:
+        runs.setdefault(case.id, []).append(case)
+    return [stability_for_case(case_id, case_runs) for case_id, case_runs in runs.items()]
+
+
+def _duration(report: LoadedReport) -> int:
+    """The input's wall time: its summary's, else the sum of its results' durations."""
+    duration = finite((report.summary or {}).get("duration_ms"))
+    if duration is not None:
+        return int(duration)
+    return sum(int(finite(r.get("duration_ms")) or 0) for r in report.results)
+
+
+def _header(loaded: Sequence[LoadedReport], names: list[str]) -> dict[str, Any]:
+    """The first input's header; metadata spans every input and lists them."""
+    header = copy.deepcopy(loaded[0].header)
+    metadata = header.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, dict) else {}
+    for key, pick in (("started_at", min), ("completed_at", max)):
+        value = _time_bound(loaded, key, pick)
+        if value is not None:
+            metadata[key] = value
+    metadata["merged_from"] = names
+    header["metadata"] = metadata
+    return header
+
+
+def _time_bound(loaded: Sequence[LoadedReport], key: str, pick: Any) -> str | None:
+    """The earliest/latest ``metadata[key]`` timestamp; ``None`` unless all parse and compare."""
+    stamps: list[tuple[datetime, str]] = []
+    for report in loaded:
+        metadata = report.header.get("metadata")
+        value = metadata.get(key) if isinstance(metadata, dict) else None
+        if not value:
+            continue
+        try:
+            stamps.append((datetime.fromisoformat(str(value)), str(value)))
+        except ValueError:
+            return None
+    try:
+        return pick(stamps)[1] if stamps else None
+    except TypeError:  # naive and aware timestamps do not compare; keep the first input's
+        return None

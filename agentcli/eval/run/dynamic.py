@@ -1,0 +1,461 @@
+"""Dynamic (simulator-driven) cases: a conversation between the target assistant and a
+simulated user, judged by checkpoints (SPEC 5.5).
+
+Turn 1 sends the case's ``input`` (or, without one, the simulator's first message); every
+later user message comes from the simulator assistant, which receives ``{persona, goal,
+conversation, turn_number, max_turns, checkpoints_reached, checkpoints_pending, extra}`` and
+answers ``{message, goal_achieved, reasoning}`` (fenced, bare or inside prose; plain text is
+taken as the message). After each agent turn the pending checkpoints whose ``after``
+dependencies are reached are asserted, in declaration order, on that turn's output and tool
+calls, so a checkpoint can be reached in the same turn as the one it waits for.
+
+The case passes once every required checkpoint is reached; it fails when ``max_turns`` pass
+or the simulator declares the goal achieved first; it errors when the agent or the simulator
+does. The case timeout covers the whole conversation and cancels the call in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentcli.errors import AgentCliError, ConfigError
+from agentcli.eval.cases.inputs import messages_text
+from agentcli.eval.cases.model import Case, CaseInfo, Checkpoint
+from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
+from agentcli.eval.checks.matching import extract_json, output_text
+from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.run.runner import trace_of
+from agentcli.eval.run.services import ask_helper
+
+if TYPE_CHECKING:
+    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.eval.run.runner import EvalRunner
+
+__all__ = [
+    "SimulatorReply",
+    "check_simulators",
+    "parse_simulator_reply",
+    "run_dynamic",
+    "simulator_id",
+    "simulator_request",
+]
+
+_SIMULATOR_KEYS = ("message", "goal_achieved", "reasoning")
+
+
+@dataclass(slots=True)
+class SimulatorReply:
+    """The simulated user's next move."""
+
+    message: str
+    goal_achieved: bool = False
+    reasoning: str = ""
+
+
+def parse_simulator_reply(answer: Any) -> SimulatorReply:
+    """Read a simulator answer: a JSON object (fenced, bare or inside prose) with ``message``,
+    ``goal_achieved`` and ``reasoning``; other text is the message itself. Raises ValueError
+    for an empty answer or a JSON answer without a usable ``message``."""
+    if isinstance(answer, dict):
+        return _from_object(answer)
+    text = output_text(answer).strip()
+    if not text:
+        raise ValueError("simulator returned an empty message")
+    try:
+        data = extract_json(text)
+    except ValueError:
+        return SimulatorReply(message=text)
+    if isinstance(data, dict) and any(key in data for key in _SIMULATOR_KEYS):
+        return _from_object(data)
+    if _is_only_json(text):
+        raise ValueError(
+            'simulator answered JSON without a "message": expected '
+            '{"message": str, "goal_achieved": bool, "reasoning": str}, got ' + _clip(text)
+        )
+    return SimulatorReply(message=text)  # prose that merely mentions some JSON
+
+
+def _from_object(data: dict[str, Any]) -> SimulatorReply:
+    goal = data.get("goal_achieved", False)
+    if isinstance(goal, str):
+        goal = goal.strip().lower() == "true"
+    message = data.get("message")
+    if message is None or (isinstance(message, str) and not message.strip()):
+        if goal is True:
+            return SimulatorReply(message="", goal_achieved=True, reasoning=_reason(data))
+        raise ValueError(f'simulator returned an empty "message": {_clip(json.dumps(data))}')
+    if not isinstance(message, str):
+        raise ValueError(f'simulator "message" must be text, got {type(message).__name__}')
+    return SimulatorReply(message=message, goal_achieved=goal is True, reasoning=_reason(data))
+
+
+def _reason(data: dict[str, Any]) -> str:
+    return str(data.get("reasoning") or "")
+
+
+def _is_only_json(text: str) -> bool:
+    """Whether the whole answer is JSON (bare, or nothing but fenced blocks)."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```"):
+        return True
+    return stripped[:1] in "{[" and stripped[-1:] in "}]"
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def simulator_request(
+    case: Case,
+    conversation: list[dict[str, Any]],
+    turn: int,
+    reached: list[str],
+    pending: list[str],
+) -> dict[str, Any]:
+    """The JSON a simulator receives; persona and goal come from ``simulator.options.metadata``
+    (when they are strings) and every other metadata key goes to ``extra``; checkpoint ids
+    are listed in declaration order."""
+    metadata = dict(case.simulator.options.metadata) if case.simulator else {}
+    persona = metadata.pop("persona") if isinstance(metadata.get("persona"), str) else None
+    goal = metadata.pop("goal") if isinstance(metadata.get("goal"), str) else None
+    return {
+        "persona": persona,
+        "goal": goal,
+        "conversation": conversation,
+        "turn_number": turn,
+        "max_turns": case.max_turns,
+        "checkpoints_reached": reached,
+        "checkpoints_pending": pending,
+        "extra": metadata,
+    }
+
+
+def simulator_id(case: Case, default: str | None) -> str | None:
+    """The simulator of a case: its ``simulator.use``, else ``--simulator``."""
+    return _simulator_ref(case.simulator.use if case.simulator is not None else None, default)
+
+
+def _simulator_ref(use: str | None, default: str | None) -> str | None:
+    return (use or default or "").removeprefix("agents:") or None
+
+
+def check_simulators(
+    cases: Iterable[CaseInfo], default: str | None, registry: AssistantRegistry
+) -> None:
+    """Before anything runs: every dynamic case has a simulator and each one resolves."""
+    dynamic = [c for c in cases if c.dynamic and not c.skip]
+    missing = [c.id for c in dynamic if _simulator_ref(c.simulator, default) is None]
+    if missing:
+        raise ConfigError(
+            f"dynamic case(s) without a simulator: {', '.join(missing)}",
+            hint='set "simulator": {"use": "<assistant id>"} in the case, or pass --simulator ID',
+        )
+    for ref in sorted({_simulator_ref(c.simulator, default) or "" for c in dynamic}):
+        try:
+            registry.get(ref)
+        except AgentCliError as error:
+            raise ConfigError(f"simulator {ref!r}: {error.message}", hint=error.hint) from None
+
+
+async def run_dynamic(
+    runner: EvalRunner, case: Case, run: int | None, started: float
+) -> CaseResult:
+    """Play a dynamic case to its end (Before/After are the caller's)."""
+    dialogue = _Dialogue(runner, case, run)
+    timeout = case.timeout or runner.config.timeout
+    try:
+        async with asyncio.timeout(timeout):
+            status, error = await dialogue.play()
+    except TimeoutError:
+        status = "timeout"
+        error = f"timed out after {timeout:g}s during turn {dialogue.turn}"
+        dialogue.abandon("timed out")
+    return dialogue.result(status, error, started)
+
+
+class _Dialogue:
+    """The state of one simulated conversation."""
+
+    def __init__(self, runner: EvalRunner, case: Case, run: int | None) -> None:
+        self.runner = runner
+        self.case = case
+        self.run = run
+        self.turn = 0
+        self.turns: list[dict[str, Any]] = []
+        self.points: list[dict[str, Any]] = [_initial_state(c) for c in case.checkpoints]
+        self.transcript: list[dict[str, Any]] = []
+        self.calls: list[ToolCallRecord] = []
+        self.usage = {"input_tokens": 0, "output_tokens": 0, "cost": None}
+        self.last: Trace | None = None
+        self.output: Any = None
+        self._clock = time.perf_counter()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def play(self) -> tuple[str, str | None]:
+        """Run turns until a verdict: ``(status, error)``."""
+        case = self.case
+        options = self.runner.request_options(case, self.run)
+        # The chat must remember earlier turns, whatever the case says about history.
+        options.skip = {k: v for k, v in options.skip.items() if k != "history"}
+        target = self.runner.config.assistant.conversation(options)
+        initial = case.build_messages()
+        for turn in range(1, case.max_turns + 1):
+            self.turn = turn
+            if turn == 1 and initial:
+                said, send = messages_text(case.messages), initial
+                reasoning = ""
+                self.transcript.extend(_transcript_message(m) for m in case.messages)
+            else:
+                try:
+                    move = await self._simulate(turn)
+                except (AgentCliError, ValueError) as error:
+                    return "error", f"simulator error at turn {turn}: {_describe(error)}"
+                if move.goal_achieved:
+                    return self._goal_achieved(turn)
+                said, send, reasoning = move.message, move.message, move.reasoning
+                self.transcript.append({"role": "user", "content": said})
+            verdict = await self._agent_turn(target, turn, said, send, reasoning)
+            if verdict is not None:
+                return verdict
+            if all(p["reached"] for p in self.points if p["required"]):
+                return "passed", None
+        pending = ", ".join(self._pending(required_only=True))
+        return (
+            "failed",
+            f"max turns ({case.max_turns}) reached; required checkpoints not reached: {pending}",
+        )
+
+    def _goal_achieved(self, turn: int) -> tuple[str, str | None]:
+        pending = self._pending(required_only=True)
+        if not pending:
+            return "passed", None
+        return "failed", (
+            f"the simulator declared the goal achieved at turn {turn} before the required "
+            f"checkpoints were reached: {', '.join(pending)}"
+        )
+
+    async def _simulate(self, turn: int) -> SimulatorReply:
+        case = self.case
+        ref = simulator_id(case, self.runner.config.simulator)
+        if ref is None:
+            raise ValueError("no simulator: set simulator.use in the case or pass --simulator")
+        sim_options = case.simulator.options if case.simulator else None
+        simulator = self.runner.config.registry.get(ref)
+        request = simulator_request(
+            case,
+            list(self.transcript),
+            turn,
+            [p["id"] for p in self.points if p["reached"]],
+            self._pending(required_only=False),
+        )
+        reply = await ask_helper(
+            simulator,
+            "simulator",
+            request,
+            chat_id=f"simulator-{case.id}",
+            connector=sim_options.connector if sim_options else None,
+        )
+        if reply.status in ("failed", "aborted") or reply.error:
+            raise ValueError(reply.error or f"the simulator's turn {reply.status}")
+        answer = reply.next if isinstance(reply.next, dict) else (reply.text or reply.output)
+        return parse_simulator_reply(answer)
+
+    async def _agent_turn(
+        self, target: Any, turn: int, said: str, send: Any, reasoning: str
+    ) -> tuple[str, str | None] | None:
+        """One agent turn, recorded and checked; a verdict when the conversation must end."""
+        clock = self._clock = time.perf_counter()
+        record: dict[str, Any] = {"turn": turn, "input": said}
+        self.turns.append(record)
+        try:
+            reply = await target.send(send)
+        except AgentCliError as error:
+            self._record(record, None, clock, error=error.message)
+            return "error", f"agent error at turn {turn}: {error.message}"
+        trace = trace_of(reply)
+        self._record(record, trace, clock, reasoning=reasoning)
+        if reply.status in ("failed", "aborted"):
+            record["error"] = reply.error or f"turn {reply.status}"
+            return "error", f"agent error at turn {turn}: {record['error']}"
+        if reply.status == "max_steps":
+            record["error"] = "the agent hit max_steps before answering"
+            return "failed", f"agent hit max_steps at turn {turn}"
+        subject = _turn_subject(trace, said, record["duration_ms"])
+        record["checkpoints_reached"] = await self._check(turn, subject)
+        return None
+
+    def _record(
+        self,
+        record: dict[str, Any],
+        trace: Trace | None,
+        clock: float,
+        *,
+        error: str | None = None,
+        reasoning: str = "",
+    ) -> None:
+        """Fill a turn's record; remember what the agent said for the result and simulator."""
+        output = output_under_test(trace) if trace is not None else None
+        calls = [_call_dict(c) for c in trace.tool_calls] if trace is not None else []
+        record["output"] = output
+        record["response"] = {
+            "content": trace.completion if trace is not None else "",
+            "tool_calls": calls,
+            "next": trace.next if trace is not None else None,
+        }
+        record["checkpoints_reached"] = []
+        record["duration_ms"] = round((time.perf_counter() - clock) * 1000, 3)
+        record.update({k: v for k, v in (("reasoning", reasoning), ("error", error)) if v})
+        if trace is None:
+            return
+        self.last, self.output = trace, output
+        self.calls.extend(trace.tool_calls)
+        for key in ("input_tokens", "output_tokens"):
+            self.usage[key] += trace.usage[key]
+        if trace.usage["cost"] is not None:
+            self.usage["cost"] = (self.usage["cost"] or 0.0) + trace.usage["cost"]
+        said: dict[str, Any] = {"role": "assistant", "content": output_text(output)}
+        self.transcript.append({**said, "tool_calls": calls} if calls else said)
+
+    def abandon(self, error: str) -> None:
+        """Close the turn that was in flight when the conversation was cut short."""
+        if self.turns and "response" not in self.turns[-1]:
+            self._record(self.turns[-1], None, self._clock, error=error)
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    async def _check(self, turn: int, subject: Subject) -> list[str]:
+        """Assert the eligible pending checkpoints in declaration order; the ids reached."""
+        reached: list[str] = []
+        for checkpoint, state in zip(self.case.checkpoints, self.points, strict=True):
+            if state["reached"] or not self._ready(checkpoint):
+                continue
+            results = await evaluate(checkpoint.assert_, subject, self.runner.env)
+            passed = all(r.passed for r in results)
+            state["passed"] = passed
+            state["message"] = _message(results, passed)
+            judge = _judge_details(checkpoint, results, subject)
+            if judge is not None:
+                state["agent_validation"] = judge
+            if passed:
+                state["reached"], state["reached_at_turn"] = True, turn
+                reached.append(checkpoint.id)
+        return reached
+
+    def _ready(self, checkpoint: Checkpoint) -> bool:
+        done = {p["id"] for p in self.points if p["reached"]}
+        return all(dep in done for dep in checkpoint.after)
+
+    def _pending(self, *, required_only: bool) -> list[str]:
+        return [
+            p["id"]
+            for p in self.points
+            if not p["reached"] and (p["required"] or not required_only)
+        ]
+
+    # -- the result ----------------------------------------------------------------------
+
+    def result(self, status: str, error: str | None, started: float) -> CaseResult:
+        """The case result with its turns and checkpoint states."""
+        case = self.case
+        trace = None
+        if self.last is not None:
+            trace = Trace(
+                completion=self.last.completion,
+                tool_calls=list(self.calls),
+                next=self.last.next,
+                usage=dict(self.usage),
+            )
+        return CaseResult(
+            id=case.id,
+            status=status,
+            input=case.input,
+            output=self.output,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            error=error,
+            trace=trace,
+            metadata=case.metadata or {},
+            run=self.run,
+            turns=self.turns,
+            checkpoints=self.points,
+        )
+
+
+def _call_dict(call: ToolCallRecord) -> dict[str, Any]:
+    return {
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "result": call.result,
+        "error": call.error,
+    }
+
+
+def _initial_state(checkpoint: Checkpoint) -> dict[str, Any]:
+    return {
+        "id": checkpoint.id,
+        "reached": False,
+        "reached_at_turn": None,
+        "required": checkpoint.required,
+        "passed": False,
+        "message": None,
+    }
+
+
+def _transcript_message(message: dict[str, Any]) -> dict[str, Any]:
+    """An initial case message as the simulator sees it (text only, files left out)."""
+    return {
+        "role": message.get("role", "user"),
+        "content": messages_text([{**message, "role": "user"}]),
+    }
+
+
+def _turn_subject(trace: Trace, said: str, duration_ms: float) -> Subject:
+    """What a turn's checkpoints look at: the output, plus the ``message`` of tool results
+    in the text, and only this turn's tool calls."""
+    output = output_under_test(trace)
+    text = output_text(output)
+    for call in trace.tool_calls:
+        note = call.result.get("message") if isinstance(call.result, dict) else None
+        if isinstance(note, str) and note and note not in text:
+            text = f"{text}\n{note}" if text else note
+    return Subject(
+        output=output,
+        text=text,
+        tool_calls=list(trace.tool_calls),
+        duration_ms=duration_ms,
+        usage=dict(trace.usage),
+        input=said,
+    )
+
+
+def _message(results: list[AssertionResult], passed: bool) -> str:
+    if passed:
+        return "; ".join(r.message for r in results if r.message)
+    return next((r.message for r in results if not r.passed), "")
+
+
+def _judge_details(
+    checkpoint: Checkpoint, results: list[AssertionResult], subject: Subject
+) -> dict[str, Any] | None:
+    """``agent_validation`` for a checkpoint judged by an ``agent`` assertion."""
+    for assertion, result in zip(checkpoint.assert_, results, strict=True):
+        if assertion.type != "agent":
+            continue
+        verdict = result.verdict
+        return {
+            "passed": result.passed,
+            "reason": (verdict or {}).get("reason") or result.message,
+            "criteria": assertion.value,
+            "input": subject.text,
+            "response": verdict,
+        }
+    return None
+
+
+def _describe(error: BaseException) -> str:
+    return error.message if isinstance(error, AgentCliError) else str(error)

@@ -1,0 +1,589 @@
+"""The eval runner: schedules cases on asyncio tasks (``--parallel`` bounded by a
+semaphore), runs each with its hooks and a real timeout, asserts, and reports every result
+the moment it is known.
+
+Results reach ``on_result`` in case order (a small reorder buffer waits for earlier cases),
+so every report is deterministic under ``--parallel``; ``flush_finished`` hands over what is
+buffered when a run is interrupted, so nothing finished is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
+from agentcli.capture import OutputSink, capturing
+from agentcli.errors import AgentCliError, HookError
+from agentcli.eval.cases.model import Case
+from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
+from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
+from agentcli.eval.run.services import EvalContext, HookRunner, judge_with_agent
+from agentcli.jsonsafe import json_safe
+from agentcli.models.retry import RETRY_LOG
+from agentcli.patterns import Pattern
+
+__all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
+
+DEFAULT_TIMEOUT = 300.0
+# After an interrupt, hooks still running (a Before, an After, AfterAll) get this long to
+# finish their clean-up before the run leaves them behind; a second signal cuts it short.
+DEFAULT_STOP_GRACE = 5.0
+
+
+def stop_grace() -> float:
+    """The grace period after an interrupt: ``AGENTCLI_STOP_GRACE`` seconds, else 5."""
+    try:
+        value = float(os.environ.get("AGENTCLI_STOP_GRACE", DEFAULT_STOP_GRACE))
+    except ValueError:
+        return DEFAULT_STOP_GRACE
+    return min(max(value, 0.0), 3600.0) if value == value else DEFAULT_STOP_GRACE
+
+
+class BeforeAllFailed(HookError):
+    """BeforeAll raised: the run stops before any case (AfterAll still runs)."""
+
+    exit_code = 2
+
+
+@dataclass(slots=True)
+class EvalConfig:
+    """How to run a set of cases against one assistant."""
+
+    assistant: Assistant
+    registry: AssistantRegistry
+    connector: str | None = None  # CLI -c (wins over a case's options.connector)
+    user_id: str | None = None
+    team_id: str | None = None
+    locale: str | None = None
+    context: EvalContext = field(default_factory=EvalContext)
+    timeout: float = DEFAULT_TIMEOUT
+    parallel: int = 1
+    runs: int = 1
+    fail_fast: bool = False
+    run_filter: Pattern | None = None
+    before_all: str | None = None
+    after_all: str | None = None
+    simulator: str | None = None
+    max_steps: int = 20
+    retries: int = 0  # re-runs of a case that ended in error (not failed)
+    done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
+
+    def identity(self, case: Case | None = None) -> tuple[str, str, str]:
+        """Locale, user and team of a case (or of the run): the CLI's, else the case's, else
+        the ``--ctx`` file's, else the defaults."""
+        ctx = self.context
+        user = case.user if case is not None else None
+        team = case.team if case is not None else None
+        return (
+            self.locale or ctx.locale or "en-us",
+            self.user_id or user or ctx.user_id or "test-user",
+            self.team_id or team or ctx.team_id or "test-team",
+        )
+
+
+@dataclass(slots=True)
+class RunEvent:
+    """Something the console or ``--json`` stream shows: ``type`` names it."""
+
+    type: str  # test_start | test_result | log | output (a line the case's code printed)
+    case: Case | None = None
+    run: int | None = None
+    result: CaseResult | None = None
+    level: str = "info"
+    message: str = ""
+    stream: str | None = None  # output: stdout | stderr
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """Counts and state at the end of a run (the results themselves were streamed)."""
+
+    results: int = 0
+    before_all_data: Any = None
+
+
+class _Reorder:
+    """Hands results over in case order as soon as every earlier one is known."""
+
+    def __init__(self, emit: Callable[[CaseResult], None]) -> None:
+        self.emit = emit
+        self.next = 0
+        self.waiting: dict[int, CaseResult] = {}
+
+    def add(self, index: int, result: CaseResult) -> None:
+        self.waiting[index] = result
+        while self.next in self.waiting:
+            self.emit(self.waiting.pop(self.next))
+            self.next += 1
+
+    def flush(self) -> None:
+        """Emit what is buffered, in order, regardless of gaps."""
+        for index in sorted(self.waiting):
+            self.emit(self.waiting.pop(index))
+
+
+class EvalRunner:
+    """Runs cases; ``on_event`` sees starts, results and log lines, ``on_result`` each result
+    in case order."""
+
+    def __init__(
+        self,
+        config: EvalConfig,
+        *,
+        on_event: Callable[[RunEvent], None] = lambda event: None,
+        on_result: Callable[[CaseResult], None] = lambda result: None,
+        stop_when: Callable[[CaseResult], bool] | None = None,
+    ) -> None:
+        self.config = config
+        self.stop_when = stop_when or failed
+        self.on_event = on_event
+        self._reorder = _Reorder(self._deliver)
+        self._on_result = on_result
+        self.hooks = HookRunner(config.assistant.package)
+        self.env = AssertionEnv(judge=self._judge, script=self.hooks.resolve)
+        self._stop = asyncio.Event()
+        self._give_up = asyncio.Event()  # set when hooks still running are left behind
+        self._grace: asyncio.TimerHandle | None = None
+        self.delivered = 0
+        self._finished: list[dict[str, Any]] = []
+
+    def _deliver(self, result: CaseResult) -> None:
+        self.delivered += 1
+        if self.config.after_all:  # AfterAll sees a summary of every result, in case order
+            self._finished.append(_hook_summary(result))
+        self._on_result(result)
+
+    def flush_finished(self) -> None:
+        """Hand over every finished result still waiting for an earlier case."""
+        self._reorder.flush()
+
+    def log(self, message: str, level: str = "info") -> None:
+        """A log line for the console / NDJSON stream."""
+        self.on_event(RunEvent("log", level=level, message=message))
+
+    def interrupt(self, grace: float) -> None:
+        """Stop taking cases; hooks still running get ``grace`` more seconds (0: none)."""
+        self._stop.set()
+        if grace <= 0:
+            self._give_up.set()
+        elif self._grace is None:
+            self._grace = asyncio.get_running_loop().call_later(grace, self._give_up.set)
+
+    async def _settle(self, hook: asyncio.Future[Any], what: str) -> asyncio.Future[Any] | None:
+        """Wait for a hook that cannot be stopped half-way (a sync one runs on in its thread)
+        to end, but once the run is stopping no longer than its grace period: the finished
+        hook, or None when it was left running."""
+        if not hook.done():
+            giving_up = asyncio.ensure_future(self._give_up.wait())
+            try:
+                await asyncio.wait((hook, giving_up), return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                self._leave_behind(hook, what)
+                raise
+            finally:
+                giving_up.cancel()
+        if hook.done():
+            return hook
+        self._leave_behind(hook, what)
+        return None
+
+    def _leave_behind(self, hook: asyncio.Future[Any], what: str) -> None:
+        if not hook.done():
+            hook.add_done_callback(_ignore_outcome)
+            self.log(f"{what} was still running when the run stopped: left behind", "warning")
+
+    def _printer(self, case: Case | None, run: int | None) -> Callable[[str, str], None]:
+        """Turns a line that code printed into an ``output`` event (or, outside a case, a log
+        line), delivered on the loop's thread even when a hook's thread printed it."""
+        loop = asyncio.get_running_loop()
+        loop_thread = threading.get_ident()
+
+        def on_line(stream: str, line: str) -> None:
+            if case is None:
+                event = RunEvent("log", level="info", message=line)
+            else:
+                event = RunEvent("output", case=case, run=run, message=line, stream=stream)
+            if threading.get_ident() == loop_thread:
+                self.on_event(event)
+                return
+            try:
+                loop.call_soon_threadsafe(self.on_event, event)
+            except RuntimeError:  # the run is over (a hook left behind still prints)
+                pass
+
+        return on_line
+
+    async def _captured(
+        self, case: Case, run: int | None, body: Callable[[], Awaitable[CaseResult]]
+    ) -> CaseResult:
+        """``body``'s result with what the case's code printed as its ``logs``, between the
+        ``test_start`` and ``test_result`` events."""
+        self.on_event(RunEvent("test_start", case=case, run=run))
+        sink = OutputSink(self._printer(case, run))
+        with capturing(sink):
+            try:
+                result = await body()
+            finally:
+                logs = sink.close()
+        result.logs = logs or None
+        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+        return result
+
+    async def _call_run_hook(self, label: str, ref: str, *args: Any) -> Any:
+        """BeforeAll or AfterAll: what it prints becomes log lines (``BeforeAll: ...``)."""
+        printer = self._printer(None, None)
+        sink = OutputSink(lambda stream, line: printer(stream, f"{label}: {line}"))
+        with capturing(sink):
+            hook = asyncio.ensure_future(self.hooks.call(ref, *args))
+        try:
+            finished = await self._settle(hook, label)
+        finally:
+            sink.close()
+        return None if finished is None else finished.result()
+
+    # -- the run -----------------------------------------------------------------------
+
+    async def run(self, cases: Iterable[Case]) -> RunOutcome:
+        """Run ``cases`` on ``--parallel`` workers that pull jobs one at a time, so a run of
+        100,000 cases holds only the cases in flight (``cases`` may be a lazy iterable)."""
+        config = self.config
+        outcome = RunOutcome()
+        selected: Iterable[Case] = (
+            c for c in cases if config.run_filter is None or config.run_filter.search(c.id)
+        )
+        if config.before_all:
+            selected = list(selected)  # BeforeAll sees every active case
+            self.log(f"BeforeAll: {config.before_all}")
+            active = [{"id": c.id, "input": c.input, "metadata": c.metadata} for c in selected]
+            try:
+                outcome.before_all_data = await self._call_run_hook(
+                    "BeforeAll", config.before_all, config.context, active
+                )
+            except AgentCliError as error:
+                raise BeforeAllFailed(str(error)) from error
+        jobs = enumerate(
+            (case, run)
+            for case in selected
+            for run in range(1, config.runs + 1)
+            if (case.id, run if config.runs > 1 else None) not in config.done
+        )
+        running: set[asyncio.Task[CaseResult]] = set()
+
+        async def worker() -> None:
+            for index, (case, run) in jobs:  # one shared iterator: every job is taken once
+                if self._stop.is_set():
+                    return
+                run_index = run if config.runs > 1 else None
+                task = asyncio.create_task(self._run_with_retries(case, run_index))
+                running.add(task)
+                task.add_done_callback(running.discard)
+                try:
+                    result = await task
+                except asyncio.CancelledError:
+                    current = asyncio.current_task()
+                    if not self._stop.is_set() or (current is not None and current.cancelling()):
+                        raise  # interrupted: the case did not finish
+                    result = CaseResult(
+                        id=case.id,
+                        status="skipped",
+                        input=case.input,
+                        error="cancelled by --fail-fast",
+                        run=run_index,
+                    )
+                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+                self._reorder.add(index, result)
+                if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
+                    self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
+                    self._stop.set()
+                    for other in running:
+                        other.cancel()
+
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, config.parallel))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                if not task.cancelling():  # a second cancel would cut a case's After hook short
+                    task.cancel()
+            # An interrupted case runs its After hook on the way out: wait for every one, so
+            # AfterAll comes after them and nothing is cut off when the process exits.
+            await asyncio.gather(*running, return_exceptions=True)
+            self._reorder.flush()
+        outcome.results = self.delivered
+        return outcome
+
+    async def after_all(self, before_all_data: Any) -> None:
+        """Run AfterAll (also after a failed run, for cleanup); its failure is a warning."""
+        if not self.config.after_all:
+            return
+        self.log(f"AfterAll: {self.config.after_all}")
+        try:
+            await self._call_run_hook(
+                "AfterAll",
+                self.config.after_all,
+                self.config.context,
+                self._finished,
+                before_all_data,
+            )
+        except AgentCliError as error:
+            self.log(f"afterAll script failed: {error}", "warning")
+
+    async def _run_with_retries(self, case: Case, run: int | None) -> CaseResult:
+        """``run_case``, re-run while it ends in ``error`` and ``--retries`` allow."""
+        result = await self.run_case(case, run)
+        attempts = 1
+        while result.status == "error" and attempts <= self.config.retries:
+            attempts += 1
+            self.log(
+                f"retrying [{case.id}] (attempt {attempts}/{self.config.retries + 1}): {result.error}",
+                "warning",
+            )
+            result = await self.run_case(case, run)
+        if attempts > 1:
+            result.attempts = attempts
+        return result
+
+    # -- one case ----------------------------------------------------------------------
+
+    def request_options(self, case: Case, run: int | None) -> RequestOptions:
+        """Identity, connector and metadata of a case, by the documented priorities."""
+        config, ctx = self.config, self.config.context
+        metadata = {**ctx.metadata, **case.metadata, **(case.options.metadata or {})}
+        chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
+        if ctx.chat_id and run and run > 1:
+            chat_id = f"{ctx.chat_id}-run{run}"
+        locale, user_id, team_id = config.identity(case)
+        return RequestOptions(
+            connector=config.connector or case.options.connector,
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
+            chat_id=chat_id,
+            metadata=metadata,
+            authorized=dict(ctx.authorized),
+            skip=dict(case.options.skip or {}),
+            mode=case.options.mode,
+            max_steps=config.max_steps,
+        )
+
+    async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
+        """Run one case (Before -> agent -> assertions -> After) into a result."""
+        if case.skip:
+            self.on_event(RunEvent("test_start", case=case, run=run))
+            result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
+            self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+            return result
+        return await self._captured(case, run, lambda: self._run_with_hooks(case, run))
+
+    async def _run_with_hooks(self, case: Case, run: int | None) -> CaseResult:
+        started = time.perf_counter()
+        hook_ctx = self._hook_context(case)
+        before_data: Any = None
+        if case.before:
+            before = asyncio.ensure_future(self.hooks.call(case.before, hook_ctx, case.to_dict()))
+            try:
+                before_data = await asyncio.shield(before)
+            except asyncio.CancelledError:
+                await self._after_cancelled_before(case, hook_ctx, before)
+                raise
+            except AgentCliError as error:
+                return self._error(case, run, f"before script failed: {error}", started)
+        try:
+            result = await self._execute(case, run, started)
+        except asyncio.CancelledError:
+            if case.after:
+                after = asyncio.ensure_future(self._after(case, hook_ctx, None, before_data))
+                await self._settle(after, f"the After hook of {case.id}")
+            raise
+        if case.after:
+            after = asyncio.ensure_future(self._after(case, hook_ctx, result, before_data))
+            try:
+                await asyncio.shield(after)
+            except asyncio.CancelledError:
+                # The case had finished: its result stands, and its After hook gets what the
+                # grace period allows.
+                await self._settle(after, f"the After hook of {case.id}")
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+        return result
+
+    async def _after_cancelled_before(
+        self, case: Case, ctx: EvalContext, before: asyncio.Future[Any]
+    ) -> None:
+        """Cancelled while Before ran: a hook cannot be stopped half-way, so let it finish
+        (within the grace period of a stopping run) and, if it succeeded, run After to clean
+        up after it."""
+        finished = await self._settle(before, f"the Before hook of {case.id}")
+        if finished is None or finished.cancelled() or finished.exception() is not None:
+            return
+        if case.after:
+            after = asyncio.ensure_future(self._after(case, ctx, None, finished.result()))
+            await self._settle(after, f"the After hook of {case.id}")
+
+    async def _after(
+        self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any
+    ) -> None:
+        summary = None if result is None else _hook_summary(result)
+        try:
+            await self.hooks.call(case.after, ctx, case.to_dict(), summary, data)
+        except AgentCliError as error:
+            self.log(f"after script failed ({case.id}): {error}", "warning")
+
+    def _hook_context(self, case: Case) -> EvalContext:
+        ctx = self.config.context
+        locale, user_id, team_id = self.config.identity(case)
+        return EvalContext(
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
+            chat_id=ctx.chat_id,
+            metadata={**ctx.metadata, **case.metadata},
+            authorized=dict(ctx.authorized),
+        )
+
+    async def _execute(self, case: Case, run: int | None, started: float) -> CaseResult:
+        if case.is_dynamic:
+            from agentcli.eval.run.dynamic import run_dynamic  # dynamic imports this module
+
+            return await run_dynamic(self, case, run, started)
+        timeout = case.timeout or self.config.timeout
+        options = self.request_options(case, run)
+        conversation = self.config.assistant.conversation(options)
+        retries: list[dict[str, Any]] = []
+        RETRY_LOG.set(retries)  # this task's model calls record their retries here
+        try:
+            async with asyncio.timeout(timeout):
+                reply = await conversation.send(case.build_messages())
+        except TimeoutError:
+            result = self._error(case, run, f"timed out after {_seconds(timeout)}", started)
+            result.status = "timeout"
+            if retries:
+                result.trace = Trace(retries=retries)
+            return result
+        except AgentCliError as error:  # a hook's failure (HookError) among them
+            return self._error(case, run, str(error), started)
+        duration_ms = _elapsed_ms(started)
+        trace = trace_of(reply)
+        trace.retries = retries or None
+        if reply.status in ("failed", "aborted"):
+            reason = reply.error or f"turn {reply.status}"
+            if reply.error_kind:
+                reason = f"[{reply.error_kind}] {reason}"
+            result = self._error(case, run, reason, started)
+            result.trace = trace
+            result.output = output_under_test(trace)
+            return result
+        subject = Subject.from_trace(trace, duration_ms=duration_ms, input=case.input)
+        assertions = await evaluate(case.effective_assertions(), subject, self.env)
+        passed = all(a.passed for a in assertions)
+        error = None
+        if reply.status == "max_steps":
+            passed, error = False, "the agent hit max_steps before answering"
+        return CaseResult(
+            id=case.id,
+            status="passed" if passed else "failed",
+            input=case.input,
+            output=subject.output,
+            expected=case.expected,
+            duration_ms=duration_ms,
+            error=error or _first_failure(assertions),
+            assertions=assertions,
+            trace=trace,
+            metadata=case.metadata or {},
+            run=run,
+        )
+
+    def _error(self, case: Case, run: int | None, message: str, started: float) -> CaseResult:
+        return CaseResult(
+            id=case.id,
+            status="error",
+            input=case.input,
+            expected=case.expected,
+            duration_ms=_elapsed_ms(started),
+            error=message,
+            metadata=case.metadata or {},
+            run=run,
+        )
+
+    async def _judge(
+        self, use: str, criteria: Any, subject: Subject, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        return await judge_with_agent(
+            self.config.registry, use, criteria, subject.output, subject.input, options
+        )
+
+
+def trace_of(reply: Reply) -> Trace:
+    """The report trace of an assistant reply."""
+    # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
+    # inside itself or too deep for the writers must not cost the results file.
+    return Trace(
+        completion=reply.text,
+        tool_calls=[
+            ToolCallRecord(
+                id=a.id,
+                server=a.server,
+                tool=a.tool,
+                arguments=json_safe(a.arguments),
+                result=json_safe(a.result),
+                error=a.error,
+            )
+            for a in reply.tool_calls
+        ],
+        next=json_safe(reply.next),
+        usage={
+            "input_tokens": reply.usage.input_tokens,
+            "output_tokens": reply.usage.output_tokens,
+            "cost": reply.usage.cost,
+        },
+        logs=json_safe(reply.trace) or None,
+        sent=json_safe(reply.sent) or None,
+    )
+
+
+def _hook_summary(result: CaseResult) -> dict[str, Any]:
+    """What After and AfterAll hooks see of a result."""
+    summary = {
+        "id": result.id,
+        "status": result.status,
+        "duration_ms": result.duration_ms,
+        "output": result.output,
+        "error": result.error,
+    }
+    if result.run is not None:
+        summary["run"] = result.run
+    return summary
+
+
+def _ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """Retrieve the outcome of a hook left behind, so asyncio does not report it as lost."""
+    if not future.cancelled():
+        future.exception()
+
+
+def failed(result: CaseResult) -> bool:
+    """Whether a result counts against the run (failed, error or timeout)."""
+    return result.status in ("failed", "error", "timeout")
+
+
+def _first_failure(assertions: list[Any]) -> str | None:
+    for assertion in assertions:
+        if not assertion.passed:
+            return assertion.message
+    return None
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"

@@ -1,0 +1,152 @@
+"""What the eval runner lends to assertions and hooks: the LLM judge (``agent`` assertions
+and judged checkpoints), ``script`` references, and the Before/After/BeforeAll/AfterAll
+hooks, all resolved in the target package's ``src/``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.assistant.hooks import call_user_function
+from agentcli.assistant.package import AssistantPackage
+from agentcli.assistant.request import Reply
+from agentcli.assistant.session import AssistantRegistry, RequestOptions
+from agentcli.assistant.tools import check_src_function, load_src_function
+from agentcli.errors import AgentCliError, HookError
+from agentcli.eval.checks.matching import extract_json
+
+__all__ = ["EvalContext", "HookRunner", "judge_with_agent", "parse_verdict"]
+
+
+@dataclass(slots=True)
+class EvalContext:
+    """The plain ``ctx`` of eval hooks: identity, locale and metadata (from ``--ctx``)."""
+
+    locale: str = "en-us"
+    user_id: str = ""
+    team_id: str = ""
+    chat_id: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    authorized: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (what JS-era hooks saw as a plain object)."""
+        return {
+            "locale": self.locale,
+            "user_id": self.user_id,
+            "team_id": self.team_id,
+            "chat_id": self.chat_id,
+            "metadata": self.metadata,
+            "authorized": self.authorized,
+        }
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style access for hooks written against a plain object."""
+        return self.to_dict().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+
+class HookRunner:
+    """Resolves ``<file>.<Func>`` references in the package's ``src/`` and calls them."""
+
+    def __init__(self, package: AssistantPackage) -> None:
+        self.package = package
+        self._src = package.path / "src"
+
+    def resolve(self, ref: str) -> Any:
+        """The function behind ``ref`` (``env_test.Before``; a ``scripts:`` prefix and a
+        ``src/`` lead are tolerated)."""
+        cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
+        return load_src_function(self._src, cleaned, path=self.package.file)
+
+    def check(self, ref: str) -> None:
+        """Raise ``PackageError`` when ``ref`` names no file or function, without importing."""
+        cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
+        check_src_function(self._src, cleaned, path=self.package.file)
+
+    async def call(self, ref: str, *args: Any) -> Any:
+        """Call the hook; whatever it raises becomes a ``HookError`` naming it."""
+        function = self.resolve(ref)
+        try:
+            value = await call_user_function(function, *args)
+        except AgentCliError:
+            raise
+        except Exception as error:
+            raise HookError(f"{ref} failed: {type(error).__name__}: {error}") from error
+        if isinstance(value, dict) and set(value) == {"data"}:
+            return value["data"]  # Yao's hooks return {data: ...}
+        return value
+
+
+def parse_verdict(text: Any) -> dict[str, Any]:
+    """A validator's answer as ``{passed: bool, reason: str, ...}``; raises ValueError when
+    it holds no such object (fenced JSON, bare JSON and JSON inside prose all work)."""
+    data = text if isinstance(text, dict) else extract_json(str(text or ""))
+    if not isinstance(data, dict):
+        raise ValueError("validator answered no JSON object")
+    passed = data.get("passed")
+    if isinstance(passed, str) and passed.lower() in ("true", "false"):
+        passed = passed.lower() == "true"
+    if not isinstance(passed, bool):
+        raise ValueError("validator response missing a boolean 'passed' field")
+    return {**data, "passed": passed, "reason": str(data.get("reason") or "")}
+
+
+async def ask_helper(
+    assistant: Any,
+    mode: str,
+    request: dict[str, Any],
+    *,
+    chat_id: str,
+    connector: str | None = None,
+) -> Reply:
+    """Send ``request`` as JSON to a helper assistant (validator, simulator, generator) in a
+    fresh chat marked ``test_mode: <mode>``, without history or trace."""
+    conversation = assistant.conversation(
+        RequestOptions(
+            connector=connector,
+            chat_id=chat_id,
+            metadata={"test_mode": mode},
+            skip={"history": True, "trace": True},
+        )
+    )
+    return await conversation.send(json.dumps(request, ensure_ascii=False, default=str))
+
+
+async def judge_with_agent(
+    registry: AssistantRegistry,
+    use: str,
+    criteria: Any,
+    output: Any,
+    case_input: Any,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Ask the validator assistant named by ``use`` (``agents:<id>``) for a verdict."""
+    if not use.startswith("agents:"):
+        raise ValueError('agent assertion needs use: "agents:<validator id>"')
+    options = dict(options or {})
+    request = {"output": output, "input": case_input, "criteria": criteria}
+    request.update(options.get("metadata") or {})
+    validator = registry.get(use.removeprefix("agents:"))
+    reply = await ask_helper(
+        validator, "validator", request, chat_id="validator", connector=options.get("connector")
+    )
+    if reply.error:
+        raise ValueError(f"validator agent error: {reply.error}")
+    verdict = parse_verdict(reply.text or reply.output)
+    verdict["criteria"] = criteria
+    return verdict
+
+
+def case_file_label(path: Path | None) -> str:
+    """A case file as shown in reports: relative to the current folder when possible."""
+    if path is None:
+        return ""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

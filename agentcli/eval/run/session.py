@@ -1,0 +1,538 @@
+"""One ``agent eval`` invocation from parsed options to an exit code: find the assistant,
+classify the input, load cases, stream results to the results file and the view, print
+the summary, and tell the truth in the exit code (0 passed, 1 failed, 2 bad input,
+130 interrupted)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import signal
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli import __version__
+from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
+from agentcli.assistant.session import AssistantRegistry
+from agentcli.errors import ConfigError, HookError, OutputError, PackageError
+from agentcli.eval.cases.generate import generate_cases
+from agentcli.eval.cases.model import Case, CaseInfo, CaseSet, open_cases, parse_case
+from agentcli.eval.results.merge import exit_code_for
+from agentcli.eval.results.model import CaseResult, summary_from_counts
+from agentcli.eval.run.dynamic import check_simulators
+from agentcli.eval.run.request import (
+    EvalRequest,
+    InputSpec,
+    classify_input,
+    load_context_file,
+    refuse_case_options,
+)
+from agentcli.eval.run.runner import (
+    BeforeAllFailed,
+    EvalConfig,
+    EvalRunner,
+    failed,
+    stop_grace,
+    trace_of,
+)
+from agentcli.eval.run.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
+from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
+from agentcli.eval.run.sharding import in_shard, parse_shard
+from agentcli.eval.stats.stability import StabilityTracker, stability_summary
+from agentcli.interrupts import note_interrupt
+from agentcli.patterns import Pattern, compile_pattern
+
+if TYPE_CHECKING:
+    from agentcli.eval.reports import LoadedReport
+
+__all__ = ["EvalRequest", "run_eval"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _target(request: EvalRequest, spec: InputSpec) -> Any:
+    root = find_assistants_root(request.cwd, request.root)
+    if request.assistant:
+        return resolve_assistant(request.assistant, root=root, cwd=request.cwd)
+    start = spec.path.parent if spec.path is not None else request.cwd
+    package_dir = find_package_dir(start)
+    if package_dir is None:
+        raise ConfigError(
+            f"no assistant given and none found from {start}",
+            hint="name it: agent eval <assistant> ... (or -n <assistant>)",
+        )
+    return resolve_assistant(str(package_dir), root=root, cwd=request.cwd)
+
+
+def project_root_for(path: Path, package: Any) -> Path:
+    """The folder ``file://`` inputs must stay inside: the project holding the assistants
+    root when the case file is in it, else the case file's folder."""
+    if package.root is not None:
+        project = Path(package.root).resolve().parent
+        if path.resolve().is_relative_to(project):
+            return project
+    return path.resolve().parent
+
+
+async def run_eval(request: EvalRequest, view: Any) -> int:
+    """Run the invocation described by ``request``, rendering through ``view``."""
+    if not request.input and not request.scripts:
+        raise ConfigError(
+            "an input is required: a message, @cases.jsonl, or --scripts MODULE",
+            hint="agent eval expense @assistants/expense/tests/inputs.jsonl   or   "
+            "agent eval expense 'hello'",
+        )
+    if request.input and request.scripts:
+        raise ConfigError("give either an input or --scripts MODULE, not both")
+    spec = (
+        classify_input(request.input, request.cwd)
+        if request.input
+        else InputSpec("script_tests", request.scripts or "")
+    )
+    if spec.kind == "message":
+        refuse_case_options(request)
+    if spec.kind == "script_tests" and spec.value.startswith("scripts."):
+        assistants_root = find_assistants_root(request.cwd, request.root)
+        folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=request.cwd)
+        spec = InputSpec("script_tests", module)
+        package = resolve_assistant(str(folder), root=assistants_root, cwd=request.cwd)
+    else:
+        package = _target(request, spec)
+    root = find_assistants_root(request.cwd, request.root) or package.root
+    context = load_context_file(request.ctx_file) if request.ctx_file else EvalContext()
+    registry = AssistantRegistry(root, cwd=request.cwd, max_concurrency=request.parallel)
+    try:
+        assistant = registry.get(package)
+        config = EvalConfig(
+            assistant=assistant,
+            registry=registry,
+            connector=request.connector,
+            user_id=request.user,
+            team_id=request.team,
+            locale=request.locale,
+            context=context,
+            timeout=request.timeout,
+            parallel=request.parallel,
+            runs=request.runs,
+            fail_fast=request.fail_fast,
+            run_filter=_compile_filter(request.run_filter),
+            before_all=request.before_all,
+            after_all=request.after_all,
+            simulator=request.simulator,
+            retries=request.retries,
+        )
+        if spec.kind == "message":
+            return await _run_message(config, spec.value, request, view)
+        if spec.kind == "file":
+            assert spec.path is not None
+            cases = open_cases(spec.path, project_root=project_root_for(spec.path, package))
+            return await _run_cases(config, cases, request, view, spec)
+        if spec.kind == "script_tests":
+            suite = load_suite(package, spec.value)
+            return await _run_cases(
+                config, CaseSet.of(suite.cases()), request, view, spec, suite=suite
+            )
+        cases = await generate_cases(
+            spec.value,
+            assistant=assistant,
+            registry=registry,
+            project_root=request.cwd,
+            timeout=config.timeout,
+            warn=view.warning,
+        )
+        return await _run_cases(config, CaseSet.of(cases), request, view, spec)
+    finally:
+        await registry.aclose()
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 test case``, ``3 test cases``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _compile_filter(pattern: str | None) -> Pattern | None:
+    """The ``--run`` pattern, searched on case ids within the time bound of user patterns."""
+    if not pattern:
+        return None
+    try:
+        return compile_pattern(pattern, label="--run pattern")
+    except ValueError as error:
+        raise ConfigError(f"invalid --run pattern {pattern!r}: {error}") from None
+
+
+def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
+    """Resolve the connector the cases will use before any runs, so a missing key or an
+    unknown connector is a usage error (exit 2), not N case errors."""
+    package = config.assistant.package
+    specs = {config.connector or case.connector or package.connector for case in cases}
+    specs.discard(None)
+    if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
+        raise ConfigError(
+            f"assistant {package.id!r} has no connector",
+            hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
+        )
+    for spec in sorted(s for s in specs if s):
+        config.registry.model(spec, package=package)
+    return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
+
+
+async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: Any) -> int:
+    case = parse_case(
+        {"id": "T001", "input": text},
+        source_file=request.cwd / "<message>",
+        line=1,
+        project_root=request.cwd,
+    )
+    _preflight_connector(config, [CaseInfo.of(case)])
+    runner = EvalRunner(config)
+    started = time.perf_counter()
+    conversation = config.assistant.conversation(runner.request_options(case, None))
+    try:
+        async with asyncio.timeout(config.timeout):
+            reply = await conversation.send(case.build_messages())
+    except TimeoutError:
+        view.direct_error(f"timed out after {config.timeout:g}s")
+        return EXIT_FAILED
+    except HookError as error:
+        view.direct_error(str(error))
+        return EXIT_FAILED
+    duration_ms = int((time.perf_counter() - started) * 1000)
+    view.direct_output(reply.output, trace_of(reply), duration_ms, reply.error)
+    return EXIT_FAILED if reply.status in ("failed", "aborted") else EXIT_OK
+
+
+def _resolve_hooks(
+    package: Any, config: EvalConfig, cases: list[CaseInfo], source: str | None
+) -> None:
+    """Find every hook the run names: a typo (no such file or function) is bad input, found
+    before anything runs rather than as an error in each case that names it."""
+    hooks = HookRunner(package)
+    for ref in (config.before_all, config.after_all):
+        if ref:
+            hooks.resolve(ref)
+    checked: set[str] = set()
+    for case in cases:
+        for ref in case.hooks:
+            if ref in checked or case.skip:
+                continue
+            try:
+                hooks.check(ref)  # not imported here: that may need what BeforeAll sets up
+            except PackageError as error:
+                raise PackageError(
+                    f"case {case.id}: hook {error.detail}", path=source, hint=error.hint
+                ) from None
+            checked.add(ref)
+
+
+def default_output_path(case_file: Path) -> Path:
+    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file (``-2``, ``-3``... when a run in
+    the same second already wrote one: results are never overwritten)."""
+    stem = f"output-{datetime.now():%Y%m%d%H%M%S}"
+    path = case_file.parent / f"{stem}.jsonl"
+    number = 1
+    while path.exists():
+        number += 1
+        path = case_file.parent / f"{stem}-{number}.jsonl"
+    return path
+
+
+async def _run_cases(
+    config: EvalConfig,
+    cases: CaseSet,
+    request: EvalRequest,
+    view: Any,
+    spec: InputSpec,
+    *,
+    suite: ScriptSuite | None = None,
+) -> int:
+    from agentcli.eval.reports import writer_for
+    from agentcli.eval.reports._files import same_file
+
+    package = config.assistant.package
+    if request.shard:
+        index, count = parse_shard(request.shard)
+        cases = cases.where(lambda case_id: in_shard(case_id, index, count))
+        view.info(f"Shard: {index}/{count} ({_count(len(cases), 'test case')})")
+    total = len(cases)
+    run_filter = config.run_filter
+    if run_filter is not None:  # once, here: everything after sees only the selected cases
+        cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
+    if request.dry_run:
+        return _dry_run(cases, request, view, spec)
+    if suite is None:
+        connector = _preflight_connector(config, cases.infos)
+    else:  # script tests call the agent only if they want to
+        connector = config.connector or package.connector or ""
+    input_label = case_file_label(suite.path if suite else spec.path) or spec.value
+    selected = cases.infos
+    if run_filter is not None and not selected:
+        raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
+    check_simulators(selected, config.simulator, config.registry)
+    _resolve_hooks(package, config, selected, input_label)
+    resumed = _resumed_results(request.resume) if request.resume else None
+    kept = resumed.results if resumed is not None else []
+    output_path = (
+        request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
+    )
+    # Before any output: an unknown extension, an output that is an input, a file that is
+    # not a report, a folder that takes no file are bad input (exit 2), not lost results.
+    writer = writer_for(
+        output_path,
+        stream=True,
+        inputs=_input_files(request, spec, suite),
+        force=request.force,
+    )
+    view.header("Script Test" if suite else "Agent Test")
+    view.info(f"Agent: {package.id}")
+    if connector:
+        view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
+    if suite is not None:
+        view.info(f"Script: {input_label} ({_count(total, 'test function')})")
+    else:
+        view.info(f"Input: {input_label} ({_count(total, 'test case')})")
+    skipped = sum(1 for c in selected if c.skip)
+    if skipped:
+        view.warning(f"Skipped: {_count(skipped, 'test case')}")
+    if run_filter is not None:
+        matched = _count(len(selected), "test case")
+        view.info(f'Filter: "{request.run_filter}" ({matched} match)')
+    if request.ctx_file:
+        view.info(f"Context: {request.ctx_file}")
+    if config.runs > 1:
+        view.info(f"Runs: {config.runs} per test case (stability analysis)")
+        if request.min_pass_rate < 100:
+            view.info(f"Min pass rate: {request.min_pass_rate:g}%")
+    view.info(f"Timeout: {config.timeout:g}s")
+    view.info(f"Parallel: {config.parallel}")
+    if writer.stream_path is not None:
+        view.info(f"Streaming results to {writer.stream_path}")
+    if request.resume:
+        view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
+        config.done = _done_cases(resumed, view)
+    started_at = datetime.now(UTC)
+    locale, user_id, team_id = config.identity()
+    header = {
+        "type": "header",
+        "environment": {
+            "user_id": user_id,
+            "team_id": team_id,
+            "locale": locale,
+            "chat_id": config.context.chat_id or None,
+            "metadata": config.context.metadata or None,
+        },
+        "metadata": {
+            "started_at": started_at.isoformat(),
+            "version": __version__,
+            "input_file": input_label,
+            "options": {
+                "connector": request.connector,
+                "timeout_s": config.timeout,
+                "parallel": config.parallel,
+                "runs": config.runs,
+                "fail_fast": config.fail_fast,
+                "run": request.run_filter,
+            },
+        },
+    }
+    # The kept results are on disk before anything runs; resumed in place, the file gets
+    # them back as they were read (the reader's repairs are for counting and matching).
+    in_place = resumed is not None and (
+        request.output is None or same_file(request.output, request.resume)
+    )
+    writer.open(header, resumed.records if in_place else kept)
+    counts: dict[str, int] = {}
+    write_failure: OutputError | None = None
+    tracker = (
+        StabilityTracker([c.id for c in selected], runs=config.runs) if config.runs > 1 else None
+    )
+
+    def on_result(result: CaseResult) -> None:
+        nonlocal write_failure
+        if write_failure is not None:
+            return  # the run is stopping: results cannot reach the disk any more
+        counts[result.status] = counts.get(result.status, 0) + 1
+        try:
+            writer.add(result.to_dict())
+        except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
+            write_failure = error
+            run_task.cancel()
+
+    def stop_when(result: CaseResult) -> bool:
+        if tracker is None:
+            return failed(result)
+        finished = tracker.add(result)
+        if finished is not None:
+            view.stability(finished)
+        return not tracker.can_still_reach(result.id, config.runs, request.min_pass_rate)
+
+    tracked: set[tuple[str, Any]] = set()
+    for previous in kept:  # the reader's statuses: always one of STATUSES
+        counts[previous["status"]] = counts.get(previous["status"], 0) + 1
+        key = (previous["id"], previous.get("run"))
+        if tracker is not None and previous["id"] and key not in tracked:
+            tracked.add(key)  # a run kept twice counts once in its case's figures
+            tracker.add(previous)
+    runner = (
+        EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
+        if suite is None
+        else ScriptTestRunner(
+            config, suite, on_event=view.on_event, on_result=on_result, stop_when=stop_when
+        )
+    )
+    view.section("Running Tests")
+    view.start_progress(len(selected) * config.runs)
+    clock = time.perf_counter()
+    interrupted = False
+    signals = 0
+    grace = stop_grace()
+    before_all_data: Any = None
+    run_task = asyncio.ensure_future(runner.run(cases))
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        nonlocal interrupted, signals
+        signals += 1
+        if signals == 1:  # stop: finished results, the summary, clean-up within the grace
+            interrupted = True
+            note_interrupt(signum)
+            view.warning(
+                f"Stopping: hooks still running get {grace:g}s to finish "
+                "(a second Ctrl-C stops them now)"
+            )
+            runner.interrupt(grace)
+            run_task.cancel()
+        elif signals == 2:  # leave the hooks behind now; the summary is still written
+            runner.interrupt(0)
+        else:
+            os._exit(EXIT_INTERRUPTED)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)
+    failed_before_all: BeforeAllFailed | None = None
+    # Everything loaded so far (modules, the package, every case's summary) lives for the
+    # whole run: frozen, the collector's full passes skip it instead of walking it again
+    # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
+    # unless the host had frozen objects itself (then we leave its choice alone).
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        try:
+            outcome = await run_task
+            before_all_data = outcome.before_all_data
+        except asyncio.CancelledError:
+            if not interrupted and write_failure is None:
+                raise
+            runner.flush_finished()
+        except BeforeAllFailed as error:
+            failed_before_all = error
+        finally:
+            if freeze:
+                gc.unfreeze()
+            view.stop_progress()
+        duration_ms = int((time.perf_counter() - clock) * 1000)
+        summary = summary_from_counts(
+            counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
+        )
+        stability = tracker.results() if tracker is not None else []
+        if tracker is not None:
+            summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+            summary["runs_per_case"] = config.runs
+        if write_failure is not None:
+            writer.abandon()
+            raise _resumable(write_failure, writer.stream_path or output_path)
+        # The summary goes to disk before AfterAll runs: a hook that hangs cannot cost it.
+        try:
+            writer.close(summary, [s.to_dict() for s in stability] or None)
+        except OutputError as error:
+            resumable = writer.stream_path or output_path
+            write_failure = error if writer.results_complete else _resumable(error, resumable)
+    finally:
+        try:
+            await runner.after_all(before_all_data)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+    if failed_before_all is not None:
+        view.error(f"beforeAll script failed: {failed_before_all}")
+        return EXIT_USAGE
+    view.summary(summary, str(output_path))
+    if write_failure is not None:  # after the summary: the figures are true, a file is not
+        raise write_failure
+    view.output_file(str(output_path))
+    if interrupted:
+        written = f"{output_path}" + (f" and {writer.stream_path}" if writer.stream_path else "")
+        view.warning(f"Interrupted: {runner.delivered} finished results written to {written}")
+        return EXIT_INTERRUPTED
+    code = exit_code_for(summary, stability, request.min_pass_rate)
+    view.banner(code == EXIT_OK)
+    return code
+
+
+def _resumable(error: OutputError, results: Path) -> OutputError:
+    """``error`` with a hint that says how to finish the run from what is on disk."""
+    todo = error.hint or "free some space or write elsewhere"
+    return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
+
+
+def _input_files(request: EvalRequest, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
+    """The files the run reads, which no output may overwrite."""
+    files = [spec.path, suite.path if suite else None, request.ctx_file]
+    return [path for path in files if path is not None]
+
+
+def _resumed_results(path: Path) -> LoadedReport:
+    """The finished results of an earlier (interrupted or partial) run, in file order,
+    repaired by the reader (a torn last line is tolerated)."""
+    from agentcli.eval.reports import read_results
+
+    if not path.is_file():
+        raise ConfigError(f"--resume {path}: no such results file")
+    return read_results(path)
+
+
+def _done_cases(resumed: LoadedReport, view: Any) -> frozenset[tuple[str, int | None]]:
+    """The ``(id, run)`` of every kept result, which the run skips; the reader's warnings
+    are shown. A result without a usable id matches no case: it stays in the file and its
+    case (whichever it was) runs again."""
+    for warning in resumed.warnings:
+        view.warning(warning)
+    orphans = sum(1 for result in resumed.results if not result["id"])
+    if orphans:
+        view.warning(
+            f"{orphans} kept result(s) have no usable id and match no case: "
+            "they stay in the file, and no case counts as done because of them"
+        )
+    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
+
+
+def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any, spec: InputSpec) -> int:
+    """List the cases; with ``-o``, write them as a case file (never over an input, never
+    over an existing file without ``--force``)."""
+    from agentcli.eval.reports._files import (
+        JSON_ERRORS,
+        atomic_write_text,
+        check_target,
+        probe_writable,
+    )
+
+    if request.output is not None:
+        check_target(
+            request.output,
+            recognises=lambda head: False,  # a listing is a case file: only --force replaces one
+            inputs=_input_files(request, spec, None),
+            force=request.force,
+        )
+        probe_writable(request.output)
+    for case in cases:
+        view.dry_run_case(case)
+    if request.output is not None:
+        lines = [json.dumps(case.to_dict(), ensure_ascii=False) + "\n" for case in cases]
+        atomic_write_text(request.output, "".join(lines), errors=JSON_ERRORS)
+        view.output_file(str(request.output))
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Statistics over runs: stability (pass rates, intervals, pass@k, durations)."""

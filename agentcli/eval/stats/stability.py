@@ -1,0 +1,340 @@
+"""Statistics of stability runs (``--runs N``): per-case figures, the summary, a live tracker.
+
+Conventions (the report writers in ``reports/_view.py`` read these shapes):
+
+- ``pass_rate``, ``ci_low``, ``ci_high`` and the summary rates are **percentages**, rounded
+  to 2 decimals like ``summarize``'s ``pass_rate``; ``pass_hat_k`` and ``pass_at_k`` are
+  ``{"k": probability}`` maps (0-1, 4 decimals) for k = 1..runs, keyed by strings so a
+  report reads back equal to what was written.
+- A run counts when its status is not ``skipped``: skipped runs are reported (``skipped``)
+  but left out of ``runs`` and every rate, as ``summarize`` leaves skipped cases out of its
+  pass rate. A case whose every run was skipped has no rate and the label ``skipped``.
+- The class comes from the exact rate (``passed / runs``), not the rounded one, so 99.999%
+  is ``mostly_stable`` although it is shown as 100.0; ``--min-pass-rate`` compares exactly.
+- Durations are milliseconds over the counted runs: min/max as measured, avg/p50/p95/std
+  rounded to 0.1 ms; std is the **population** standard deviation (divides by n), as Yao's
+  ``std_deviation_ms``, because the runs are the whole population being described.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.eval.results.model import CaseResult, normalize_usage
+
+__all__ = [
+    "CLASSES",
+    "SKIPPED",
+    "CaseStability",
+    "StabilityTracker",
+    "classify",
+    "duration_stats",
+    "pass_at_k",
+    "pass_hat_k",
+    "percentile",
+    "stability_for_case",
+    "stability_summary",
+    "wilson_interval",
+]
+
+CLASSES = ("stable", "mostly_stable", "unstable", "highly_unstable")
+SKIPPED = "skipped"  # the label of a case none of whose runs counted
+
+RunResult = CaseResult | dict[str, Any]
+
+
+# -- estimators -----------------------------------------------------------------------------
+
+
+def wilson_interval(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of ``passed / n`` as fractions; ``(0.0, 1.0)`` when n = 0."""
+    if not 0 <= passed <= n:
+        raise ValueError(f"need 0 <= passed <= n, got passed={passed}, n={n}")
+    if n == 0:
+        return 0.0, 1.0
+    p = passed / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    # At 0/n and n/n the bound is exactly 0 or 1; floating point would leave 0.9999999.
+    low = 0.0 if passed == 0 else max(0.0, center - half)
+    high = 1.0 if passed == n else min(1.0, center + half)
+    return low, high
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    """Reject counts the estimators are not defined for."""
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got c={c}, n={n}")
+    if not 1 <= k <= n:
+        raise ValueError(f"need 1 <= k <= n, got k={k}, n={n}")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """P(at least one of k runs passes), unbiased from n runs with c passes (Chen et al. 2021)."""
+    _check_counts(n, c, k)
+    # math.comb is 0 when k > n - c: every k-subset then holds a pass and this gives 1.
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """P(all of k runs pass), unbiased from n runs with c passes (tau-bench's pass^k)."""
+    _check_counts(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) by linear interpolation between order statistics.
+
+    This is numpy's default (``method="linear"``): rank h = (n - 1) * p / 100, result
+    x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)]) over the sorted values.
+    """
+    if not values:
+        raise ValueError("percentile of no values")
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be within 0..100, got {p}")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (rank - low) * (ordered[high] - ordered[low])
+
+
+def duration_stats(values: Sequence[float]) -> dict[str, float | None]:
+    """``{min, avg, p50, p95, max, std}`` in ms (population std); all ``None`` for no values."""
+    if not values:
+        return dict.fromkeys(("min", "avg", "p50", "p95", "max", "std"))
+    mean = math.fsum(values) / len(values)
+    variance = math.fsum((value - mean) ** 2 for value in values) / len(values)
+    return {
+        "min": min(values),
+        "avg": round(mean, 1),
+        "p50": round(percentile(values, 50), 1),
+        "p95": round(percentile(values, 95), 1),
+        "max": max(values),
+        "std": round(math.sqrt(variance), 1),
+    }
+
+
+def classify(pass_rate_percent: float) -> str:
+    """``stable`` at 100%, ``mostly_stable`` >= 80, ``unstable`` >= 50, else ``highly_unstable``."""
+    if pass_rate_percent >= 100:
+        return "stable"
+    if pass_rate_percent >= 80:
+        return "mostly_stable"
+    return "unstable" if pass_rate_percent >= 50 else "highly_unstable"
+
+
+# -- one case -------------------------------------------------------------------------------
+
+
+def _run_fields(result: RunResult) -> tuple[str, str, int | None, float, dict[str, Any]]:
+    """``(id, status, run, duration_ms, usage)`` of a CaseResult or a result dict."""
+    if isinstance(result, CaseResult):
+        usage = result.trace.usage if result.trace is not None else {}
+        return result.id, result.status, result.run, result.duration_ms, usage
+    trace = result.get("trace")
+    usage = trace.get("usage") if isinstance(trace, dict) else None
+    duration = result.get("duration_ms")
+    return (
+        str(result.get("id") or ""),
+        str(result.get("status") or "error"),
+        result.get("run"),
+        duration if isinstance(duration, int | float) and not isinstance(duration, bool) else 0,
+        usage if isinstance(usage, dict) else {},
+    )
+
+
+def _total_usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Summed ``{input_tokens, output_tokens, total_tokens, cost}``; cost ``None`` if never known."""
+    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    costs: list[float] = []
+    for raw in usages:
+        usage = normalize_usage(raw)
+        for key in totals:
+            totals[key] += usage[key]
+        if usage["cost"] is not None:
+            costs.append(usage["cost"])
+    # 8 decimals: sub-cent prices summed in floating point would otherwise show 0.0012000000001.
+    return {**totals, "cost": round(math.fsum(costs), 8) if costs else None}
+
+
+@dataclass(slots=True)
+class CaseStability:
+    """The figures of one case's runs; rates in percent, pass^k / pass@k as ``{k: p}``."""
+
+    id: str
+    runs: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    timeouts: int = 0
+    skipped: int = 0
+    pass_rate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    pass_hat_k: dict[int, float] = field(default_factory=dict)
+    pass_at_k: dict[int, float] = field(default_factory=dict)
+    stability: str = SKIPPED
+    duration: dict[str, float | None] = field(default_factory=lambda: duration_stats([]))
+    usage: dict[str, Any] = field(default_factory=lambda: _total_usage([]))
+
+    @property
+    def exact_rate(self) -> float | None:
+        """The unrounded pass rate in percent (``None`` when no run counted)."""
+        return self.passed / self.runs * 100 if self.runs else None
+
+    def meets(self, min_pass_rate: float) -> bool:
+        """True when the case's exact rate is at least ``min_pass_rate`` (or nothing counted)."""
+        return self.runs == 0 or self.passed * 100 >= min_pass_rate * self.runs
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the writers' ``id .. duration`` keys first, then counts and usage."""
+        return {
+            "id": self.id,
+            "runs": self.runs,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
+            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "stability": self.stability,
+            "duration": dict(self.duration),
+            "failed": self.failed,
+            "errors": self.errors,
+            "timeouts": self.timeouts,
+            "skipped": self.skipped,
+            "usage": dict(self.usage),
+        }
+
+
+def stability_for_case(case_id: str, runs: Iterable[RunResult]) -> CaseStability:
+    """The stability figures of one case from its run results (dicts or CaseResults)."""
+    # Every figure is order-free (counts, sorted durations, fsum of costs), so runs that
+    # finished in any order give the same result.
+    fields = [_run_fields(result) for result in runs]
+    statuses = [status for _, status, _, _, _ in fields]
+    counted = [duration for _, status, _, duration, _ in fields if status != "skipped"]
+    n, passed = len(counted), statuses.count("passed")
+    stats = CaseStability(
+        id=case_id,
+        runs=n,
+        passed=passed,
+        failed=statuses.count("failed"),
+        errors=statuses.count("error"),
+        timeouts=statuses.count("timeout"),
+        skipped=statuses.count("skipped"),
+        duration=duration_stats(counted),
+        usage=_total_usage(usage for _, _, _, _, usage in fields),
+    )
+    if n:
+        low, high = wilson_interval(passed, n)
+        stats.pass_rate = round(passed / n * 100, 2)
+        stats.ci_low, stats.ci_high = round(low * 100, 2), round(high * 100, 2)
+        stats.pass_hat_k = {k: round(pass_hat_k(n, passed, k), 4) for k in range(1, n + 1)}
+        stats.pass_at_k = {k: round(pass_at_k(n, passed, k), 4) for k in range(1, n + 1)}
+        stats.stability = classify(passed / n * 100)
+    return stats
+
+
+def stability_summary(
+    case_stats: Iterable[CaseStability], *, min_pass_rate: float = 100.0
+) -> dict[str, Any]:
+    """Summary fields of a stability run, merged into the report ``summary``.
+
+    ``total_runs`` and ``overall_pass_rate`` (passed runs / runs) count the runs that ran;
+    ``mean_pass_rate`` averages the per-case rates; cases with no counted run appear only in
+    ``cases`` and ``skipped_cases``.
+    """
+    stats = list(case_stats)
+    rated = [s for s in stats if s.runs]
+    total_runs = sum(s.runs for s in rated)
+    passed_runs = sum(s.passed for s in rated)
+    counts = {label: sum(1 for s in rated if s.stability == label) for label in CLASSES}
+    mean = math.fsum(s.passed / s.runs * 100 for s in rated) / len(rated) if rated else 0.0
+    return {
+        "cases": len(stats),
+        "total_runs": total_runs,
+        "passed_runs": passed_runs,
+        **counts,
+        "skipped_cases": len(stats) - len(rated),
+        "overall_pass_rate": round(passed_runs / total_runs * 100, 2) if total_runs else 0.0,
+        "mean_pass_rate": round(mean, 2),
+        "min_pass_rate": min_pass_rate,
+        "cases_below_threshold": [s.id for s in rated if not s.meets(min_pass_rate)],
+    }
+
+
+# -- live tracking --------------------------------------------------------------------------
+
+
+class StabilityTracker:
+    """Collects runs as they finish (any order) and reports per-case figures deterministically.
+
+    ``results()`` lists the declared case ids in declaration order, then any undeclared ids
+    sorted, so parallel runs finishing in any order give the same report.
+    """
+
+    def __init__(self, case_ids: Iterable[str] = (), *, runs: int = 1) -> None:
+        if runs < 1:
+            raise ValueError(f"runs must be at least 1, got {runs}")
+        self.runs = runs
+        self._order: dict[str, int] = {}
+        self._runs: dict[str, dict[int, RunResult]] = {}
+        for case_id in case_ids:
+            self.declare(case_id)
+
+    def declare(self, case_id: str) -> None:
+        """Fix the report position of ``case_id`` (a case generated during the run, say)."""
+        self._order.setdefault(case_id, len(self._order))
+
+    def add(self, result: RunResult) -> CaseStability | None:
+        """Record one finished run; returns the case's figures when that was its last run."""
+        case_id, _, run, _, _ = _run_fields(result)
+        runs = self._runs.setdefault(case_id, {})
+        index = run if isinstance(run, int) else len(runs) + 1
+        if index in runs:
+            raise ValueError(f"run {index} of case {case_id!r} was recorded twice")
+        runs[index] = result
+        return self.stats(case_id) if self.done(case_id) else None
+
+    def done(self, case_id: str) -> bool:
+        """True when every one of the case's ``runs`` runs has been recorded."""
+        return len(self._runs.get(case_id, {})) >= self.runs
+
+    def stats(self, case_id: str) -> CaseStability:
+        """The case's figures over the runs recorded so far."""
+        return stability_for_case(case_id, self._runs.get(case_id, {}).values())
+
+    def can_still_reach(
+        self, case_id: str, runs_total: int | None = None, min_pass_rate: float = 100.0
+    ) -> bool:
+        """False when the case can no longer reach ``min_pass_rate`` even if every run left passes."""
+        recorded = list(self._runs.get(case_id, {}).values())
+        statuses = [_run_fields(result)[1] for result in recorded]
+        remaining = max(0, (runs_total or self.runs) - len(recorded))
+        counted = len(statuses) - statuses.count("skipped") + remaining
+        best_passed = statuses.count("passed") + remaining
+        return counted == 0 or best_passed * 100 >= min_pass_rate * counted
+
+    def _ids(self) -> list[str]:
+        """Case ids with runs: declared ones in order, then the others sorted."""
+        declared = sorted((i for i in self._runs if i in self._order), key=self._order.__getitem__)
+        return declared + sorted(i for i in self._runs if i not in self._order)
+
+    def results(self) -> list[CaseStability]:
+        """Figures of every case with at least one run, in a deterministic order."""
+        return [self.stats(case_id) for case_id in self._ids()]
+
+    def ordered_runs(self) -> list[RunResult]:
+        """Every recorded run, case by case (as ``results()``), each case by run index."""
+        return [
+            self._runs[case_id][index]
+            for case_id in self._ids()
+            for index in sorted(self._runs[case_id])
+        ]

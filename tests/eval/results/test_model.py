@@ -1,0 +1,224 @@
+"""Result value types: stable key order, round trips, Yao compatibility, the summary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentcli.eval.results.model import (
+    AssertionResult,
+    CaseResult,
+    ToolCallRecord,
+    Trace,
+    normalize_usage,
+    summarize,
+)
+
+
+def full_result() -> CaseResult:
+    """A result with every optional field set."""
+    return CaseResult(
+        id="T1",
+        status="failed",
+        input=[{"role": "user", "content": "你好"}],
+        output={"intent": "weather", "emoji": "☀️"},
+        expected={"intent": "news"},
+        duration_ms=1234,
+        error='json_path $.intent: expected "news", got "weather"',
+        assertions=[
+            AssertionResult(
+                type="json_path",
+                passed=False,
+                message='json_path $.intent: expected "news", got "weather"',
+                expected="news",
+                actual="weather",
+                path="intent",
+            ),
+            AssertionResult(
+                type="agent",
+                passed=True,
+                message="friendly",
+                verdict={"passed": True, "reason": "friendly", "criteria": "be nice"},
+            ),
+        ],
+        trace=Trace(
+            completion='{"intent": "weather"}',
+            tool_calls=[
+                ToolCallRecord(
+                    id="call_1",
+                    server="expense",
+                    tool="submit",
+                    arguments={"amount": 5},
+                    result={"id": "E1"},
+                ),
+                ToolCallRecord(id="call_2", tool="lookup", error="boom"),
+            ],
+            next={"data": 1},
+            usage={"input_tokens": 10, "output_tokens": 5, "cost": 0.002},
+            messages=[{"role": "assistant", "content": "hi"}],
+            logs=[{"label": "step", "status": "done"}],
+        ),
+        metadata={"mode": "standard"},
+        run=2,
+        turns=[{"turn": 1, "input": "hi"}],
+        checkpoints=[{"id": "greeting", "reached": True}],
+        attempts=2,
+    )
+
+
+def test_case_result_key_order_is_yao_shape():
+    data = full_result().to_dict()
+    assert list(data) == [
+        "id",
+        "status",
+        "input",
+        "output",
+        "expected",
+        "duration_ms",
+        "error",
+        "assertions",
+        "trace",
+        "metadata",
+        "run",
+        "turns",
+        "checkpoints",
+        "attempts",
+    ]
+    assert list(data["trace"]) == ["completion", "tool_calls", "next", "usage", "messages", "logs"]
+    assert list(data["trace"]["tool_calls"][0]) == [
+        "id",
+        "server",
+        "tool",
+        "arguments",
+        "result",
+        "error",
+    ]
+    assert list(data["trace"]["usage"]) == ["input_tokens", "output_tokens", "total_tokens", "cost"]
+    assert list(data["assertions"][0]) == [
+        "type",
+        "passed",
+        "message",
+        "expected",
+        "actual",
+        "path",
+    ]
+    assert list(data["assertions"][1]) == ["type", "passed", "message", "verdict"]
+
+
+def test_optional_keys_are_left_out_when_empty():
+    data = CaseResult(id="T1", status="passed", input="hi", output="hello").to_dict()
+    assert list(data) == ["id", "status", "input", "output", "duration_ms", "assertions"]
+    assert data["output"] == "hello"
+    trace = Trace().to_dict()
+    assert list(trace) == ["completion", "tool_calls", "next", "usage"]
+    assert trace["usage"] == {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "total_tokens": 0,
+        "cost": None,
+    }
+
+
+def test_output_key_is_present_even_when_null():
+    data = CaseResult(id="T1", status="error", error="agent failed").to_dict()
+    assert "output" in data and data["output"] is None
+
+
+def test_round_trip_through_json_is_lossless():
+    original = full_result()
+    text = json.dumps(original.to_dict(), ensure_ascii=False)
+    restored = CaseResult.from_dict(json.loads(text))
+    assert restored == original
+    assert restored.to_dict() == original.to_dict()
+    assert "你好" in text and "☀️" in text
+
+
+def test_usage_gets_total_tokens():
+    assert normalize_usage({"input_tokens": 3, "output_tokens": 4}) == {
+        "input_tokens": 3,
+        "output_tokens": 4,
+        "total_tokens": 7,
+        "cost": None,
+    }
+    assert normalize_usage({"total_tokens": 9})["total_tokens"] == 9
+
+
+def test_unknown_status_is_rejected():
+    with pytest.raises(ValueError, match="unknown case status 'ok'"):
+        CaseResult(id="T1", status="ok")
+
+
+def test_reads_a_yao_report_result():
+    yao = {
+        "id": "T001",
+        "status": "passed",
+        "input": "Hello",
+        "output": "Hi there",
+        "duration_ms": 812,
+        "trace": {
+            "completion": {"role": "assistant", "content": "Hi there", "model": "gpt-4o"},
+            "tool_calls": [{"toolcall_id": "c1", "server": "tools", "tool": "setup"}],
+        },
+    }
+    result = CaseResult.from_dict(yao)
+    assert result.trace is not None
+    assert result.trace.completion == "Hi there"
+    assert result.trace.tool_calls[0].id == "c1"
+    assert result.trace.tool_calls[0].tool == "setup"
+    assert result.assertions == []
+
+
+def test_yao_multimodal_completion_keeps_its_text():
+    trace = Trace.from_dict(
+        {"completion": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}}
+    )
+    assert trace.completion == "a\nb"
+
+
+def statuses(*names: str) -> list[CaseResult]:
+    """Results with the given statuses."""
+    return [CaseResult(id=f"T{i}", status=s) for i, s in enumerate(names)]
+
+
+def test_summary_excludes_skipped_from_pass_rate():
+    results = statuses("passed", "passed", "failed", "skipped", "skipped", "error", "timeout")
+    summary = summarize(results, agent_id="expense", connector="scripted", duration_ms=4200)
+    assert summary == {
+        "total": 7,
+        "passed": 2,
+        "failed": 1,
+        "skipped": 2,
+        "errors": 1,
+        "timeouts": 1,
+        "duration_ms": 4200,
+        "agent_id": "expense",
+        "connector": "scripted",
+        "pass_rate": 40.0,
+    }
+    assert list(summary) == [
+        "total",
+        "passed",
+        "failed",
+        "skipped",
+        "errors",
+        "timeouts",
+        "duration_ms",
+        "agent_id",
+        "connector",
+        "pass_rate",
+    ]
+
+
+def test_summary_pass_rate_rounds_to_two_decimals():
+    summary = summarize(
+        statuses("passed", "failed", "failed"), agent_id="a", connector="c", duration_ms=0
+    )
+    assert summary["pass_rate"] == 33.33
+
+
+@pytest.mark.parametrize("names", [(), ("skipped", "skipped")])
+def test_summary_with_nothing_run_has_zero_pass_rate(names):
+    summary = summarize(statuses(*names), agent_id="a", connector="c", duration_ms=0)
+    assert summary["pass_rate"] == 0.0
+    assert summary["total"] == len(names)
