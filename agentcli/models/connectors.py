@@ -5,7 +5,8 @@ an alias of the first ``connectors.yml`` found (the current folder, else the fol
 the assistants root, else ``~/.config/agentcli/``); a ``provider/model`` string as it is.
 
 ``openai/*`` models, and any connector with an ``api_base`` whose provider speaks the OpenAI
-protocol, are served by the ``openai`` SDK; every other provider by litellm. Both modules
+protocol, are served by ``OpenAICompatModel`` (aiohttp, or the ``openai`` SDK with
+``transport: sdk``); every other provider by litellm. Both modules
 are imported only when such a connector is resolved. A missing API key is reported here,
 before any call, naming the variable to set — never the value of a key.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,26 +282,63 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
     if "max_response_bytes" in options:
         kwargs["max_response_bytes"] = _max_bytes(options.pop("max_response_bytes"), config)
     transport = options.pop("transport", None)
+    verify = options.pop("verify", None)
     kwargs["extra"] = options
     if openai_sdk:
-        from agentcli.models.openai_model import TRANSPORTS, OpenAICompatModel
+        from agentcli.models.openai_model import OpenAICompatModel
 
         if transport is not None:
-            if transport not in TRANSPORTS:  # said here, where the file and line are known
-                raise ConfigError(
-                    f"{config.where}: unknown transport {transport!r}",
-                    hint=f"use one of {', '.join(TRANSPORTS)} (or leave it out: http)",
-                )
-            kwargs["transport"] = transport
+            kwargs["transport"] = _transport(transport, config)
+        if verify is not None:
+            kwargs["verify"] = _verify(verify, config)
         return OpenAICompatModel(bare if slash else model, provider=provider or "openai", **kwargs)
-    if transport is not None:
-        raise ConfigError(
-            f"{config.where}: transport applies to OpenAI-compatible connectors only",
-            hint="remove it, or point the connector at an api_base",
-        )
+    for option, value in (("transport", transport), ("verify", verify)):
+        if value is not None:
+            raise ConfigError(
+                f"{config.where}: {option} applies to OpenAI-compatible connectors only",
+                hint="remove it, or point the connector at an api_base",
+            )
     from agentcli.models.litellm_model import LiteLLMModel
 
     return LiteLLMModel(model, **kwargs)
+
+
+def _transport(value: Any, config: ConnectorConfig) -> str:
+    """A connector's ``transport``, checked here where the file and line are known;
+    ``http``, its former name, still means the default."""
+    from agentcli.models.transport import TRANSPORTS
+
+    if value == "http":
+        return "aiohttp"
+    if value in TRANSPORTS:
+        return str(value)
+    removed = " (it was removed; aiohttp replaces it)" if value == "httpx" else ""
+    raise ConfigError(
+        f"{config.where}: unknown transport {value!r}{removed}",
+        hint=f"use one of {', '.join(TRANSPORTS)} (or leave it out: aiohttp)",
+    )
+
+
+_VERIFY_WARNED: set[str] = set()
+
+
+def _verify(value: Any, config: ConnectorConfig) -> bool:
+    """A connector's ``verify``: true or false; false warns once that certificates go
+    unchecked."""
+    if not isinstance(value, bool):
+        raise ConfigError(
+            f"{config.where}: verify must be true or false, got {value!r}",
+            hint="verify: false turns off checking the server's TLS certificate",
+        )
+    if not value and config.where not in _VERIFY_WARNED:
+        _VERIFY_WARNED.add(config.where)
+        print(
+            f"warning: {config.where}: verify: false, the server's TLS certificate is not "
+            "checked (anyone on the path can read the API key); set SSL_CERT_FILE to its CA "
+            "bundle instead",
+            file=sys.stderr,
+        )
+    return value
 
 
 def _checked_api_base(value: str | None, config: ConnectorConfig) -> str | None:

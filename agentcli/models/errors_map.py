@@ -1,14 +1,16 @@
-"""Turn an exception from the openai SDK, litellm or the transport into our ``ModelError``s.
+"""Turn an exception from the openai SDK, litellm or a transport (aiohttp's, httpx's, the
+socket's) into our ``ModelError``s.
 
 litellm's exceptions subclass the openai SDK's, so one mapping serves both; it is keyed
 on the SDK's classes and status codes, with litellm's finer classes recognised by name so
-litellm is never imported here. Messages are one line, name the provider and model, and
+litellm (nor aiohttp) is never imported here. Messages are one line, name the provider and model, and
 never carry an API key: the caller's secrets and anything shaped like a key or a bearer
 token are redacted.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import sys
@@ -26,7 +28,7 @@ from agentcli.errors import (
 from agentcli.models.retry import parse_retry_after, seconds
 from agentcli.secrets import REDACTED, redact_text
 
-__all__ = ["HttpStatusError", "map_error", "redact"]
+__all__ = ["HttpStatusError", "map_error", "not_a_stream", "redact"]
 
 _MAX_DETAIL = 300
 # Beyond what redact_text knows: long mixed letter-and-digit runs, the opaque keys of
@@ -50,19 +52,35 @@ _TRANSPORT_WORDS = {
     "WriteError": "the connection broke while sending the request",
     "RemoteProtocolError": "the server closed the connection mid-response",
 }
+# aiohttp's say it in its own words ("Server disconnected", "Response payload is not
+# completed: <ContentLengthError: 400, ...>"): ours are the same on every transport.
+_AIOHTTP_WORDS = {
+    "ServerDisconnectedError": "the server closed the connection without a complete response",
+    "ClientPayloadError": "the server closed the connection mid-response",
+}
+# What a transport's connection errors are called, beyond OSError's subclasses.
+_TRANSPORT_ERRORS = {"TransportError", "StreamError", "ClientConnectionError", "ClientPayloadError"}
 _PROXY_HINT = (
     "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: check it, or add "
     "this host to NO_PROXY"
 )
 # Failures to reach the server at all: the message names where it tried.
-_CONNECT_ERRORS = {"ConnectError", "ConnectionRefusedError", "gaierror", "ConnectTimeout"}
-# The socket's own errors reach us from our HTTP client: "[Errno 104] ..." says little.
-_SOCKET_WORDS: dict[type, str] = {
-    ConnectionResetError: "the connection broke (reset by the server)",
-    ConnectionAbortedError: "the connection broke (aborted)",
-    BrokenPipeError: "the connection broke while sending the request",
-    ConnectionRefusedError: "could not connect (connection refused)",
+_CONNECT_ERRORS = {
+    "ConnectError",
+    "ConnectionRefusedError",
+    "gaierror",
+    "ConnectTimeout",
+    "ClientConnectorError",
 }
+# The socket's own errors, by errno (aiohttp wraps them in its ClientOSError, which keeps
+# the errno): "[Errno 104] ..." says little.
+_SOCKET_WORDS: dict[int, str] = {
+    errno.ECONNRESET: "the connection broke (reset by the server)",
+    errno.ECONNABORTED: "the connection broke (aborted)",
+    errno.EPIPE: "the connection broke while sending the request",
+    errno.ECONNREFUSED: "could not connect (connection refused)",
+}
+_NOT_A_STREAM_HINT = "check the api_base: it should be the API root, usually ending in /v1"
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -109,6 +127,17 @@ class HttpStatusError(Exception):
         return cls(status_code, message, code=None, headers=headers)
 
 
+def not_a_stream(label: str, status: int, kind: str, location: str | None) -> ProviderError:
+    """The error for an answer that is no chat-completions stream (an HTML page, a
+    redirect): it says what came back, and is final."""
+    what = f"HTTP {status}" + (f" {kind}" if kind else "") + (f" to {location}" if location else "")
+    return ProviderError(
+        redact_text(f"{label}: the server answered {what}, not a chat-completions stream"),
+        retryable=False,
+        hint=_NOT_A_STREAM_HINT,
+    )
+
+
 def map_error(
     exc: BaseException,
     *,
@@ -138,7 +167,7 @@ def map_error(
     if isinstance(exc, HttpStatusError) or (
         openai is not None and isinstance(exc, openai.APIStatusError)
     ):
-        return _from_status(exc, build, names)
+        return _from_status(exc, build, names, label)
     if (openai is not None and isinstance(exc, openai.APITimeoutError)) or (
         names & {"TimeoutError", "TimeoutException"}
     ):
@@ -153,11 +182,13 @@ def map_error(
             hint="point SSL_CERT_FILE at a PEM bundle of trusted CAs, or unset it",
         )
     if isinstance(exc, ImportError) and "socks" in str(exc).lower():
+        # aiohttp speaks SOCKS through aiohttp-socks, httpx (the SDK) through socksio.
+        package = getattr(exc, "package", None) or "socksio"
         return build(
             ProviderError,
-            "a SOCKS proxy (from ALL_PROXY or HTTPS_PROXY) needs the socksio package",
+            f"a SOCKS proxy (from ALL_PROXY or HTTPS_PROXY) needs the {package} package",
             retryable=False,
-            hint="pip install socksio, or add this host to NO_PROXY",
+            hint=f"pip install {package}, or add this host to NO_PROXY",
         )
     if "SSLCertVerificationError" in names or "CERTIFICATE_VERIFY_FAILED" in _cause(exc):
         # Retrying cannot make a certificate trusted.
@@ -180,8 +211,10 @@ def map_error(
             detail = f"{detail} (to {endpoint})"
         hint = _PROXY_HINT if via_proxy else None
         return build(ProviderError, "connection failed", detail, retryable=True, hint=hint)
-    if isinstance(exc, OSError) or names & {"TransportError", "StreamError"}:
-        detail = _transport_detail(exc)
+    if isinstance(exc, OSError) or names & _TRANSPORT_ERRORS:
+        detail = _transport_detail(exc, names)
+        if "ClientProxyConnectionError" in names:  # aiohttp names the proxy it tried
+            endpoint = f"the proxy {getattr(exc, 'host', '?')}:{getattr(exc, 'port', '?')}"
         if endpoint and detail.startswith("could not connect"):
             detail = detail.replace("could not connect", f"could not connect to {endpoint}", 1)
         elif endpoint and names & _CONNECT_ERRORS:
@@ -195,7 +228,7 @@ def map_error(
     return build(ProviderError, f"unexpected {type(exc).__name__}", _detail(exc), retryable=False)
 
 
-def _from_status(exc: Any, build: Any, names: set[str]) -> ModelError:
+def _from_status(exc: Any, build: Any, names: set[str], label: str) -> ModelError:
     """Map an HTTP status error (openai ``APIStatusError`` or a litellm subclass)."""
     status = int(getattr(exc, "status_code", 0) or 0)
     detail = _detail(exc)
@@ -203,6 +236,13 @@ def _from_status(exc: Any, build: Any, names: set[str]) -> ModelError:
     lowered = detail.lower()
     kwargs: dict[str, Any] = {"status_code": status}
     http = f"(HTTP {status})"
+    if 300 <= status < 400:  # the SDK's client does not follow redirects either
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None) or getattr(exc, "headers", None) or {}
+        kind = str(headers.get("content-type") or "").split(";")[0].strip().lower()
+        error = not_a_stream(label, status, kind, headers.get("location"))
+        error.status_code = status
+        return error
     if status == 429 or "RateLimitError" in names:
         return build(
             RateLimited, f"rate limited {http}", detail, retry_after=_retry_after(exc), **kwargs
@@ -283,13 +323,19 @@ def _detail(exc: BaseException) -> str:
     return text
 
 
-def _transport_detail(exc: BaseException) -> str:
-    """What broke, in words: socket errors by kind and without their errno, httpx's
-    (often empty) errors by class name."""
-    if type(exc) in _SOCKET_WORDS:
-        return _SOCKET_WORDS[type(exc)]
+def _transport_detail(exc: BaseException, names: set[str]) -> str:
+    """What broke, in words: socket errors by kind and without their errno (under
+    aiohttp's wrapper too), aiohttp's and httpx's (often empty) errors by class name."""
+    inner = getattr(exc, "os_error", None)  # aiohttp's ClientConnectorError holds it
+    if isinstance(inner, OSError):
+        exc = inner
+    if isinstance(exc, OSError) and exc.errno in _SOCKET_WORDS:
+        return _SOCKET_WORDS[exc.errno]
     if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
         return exc.strerror  # e.g. "Name or service not known"
+    for name, words in _AIOHTTP_WORDS.items():
+        if name in names:
+            return words
     name = type(exc).__name__
     return _detail(exc) or _TRANSPORT_WORDS.get(name, name)
 

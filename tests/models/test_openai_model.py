@@ -46,10 +46,10 @@ from tests.models.network_scenarios import (  # noqa: F401  (collected here for 
 )
 
 
-@pytest.fixture(params=["http", "httpx", "sdk"])
+@pytest.fixture(params=["aiohttp", "sdk"])
 async def make_model(request):
     """Build OpenAICompatModels pointed at a server, once per transport (every scenario runs
-    over the raw HTTP transport and over the openai SDK); connections close at teardown."""
+    over aiohttp and over the openai SDK); connections close at teardown."""
     made: list[OpenAICompatModel] = []
 
     def make(server, name="m", **options):
@@ -226,12 +226,13 @@ def test_an_unknown_transport_is_a_config_error():
 @pytest.mark.parametrize(
     ("transport", "proxy", "client"),
     [
-        ("http", None, "Http11Client"),
-        ("http", "http://127.0.0.1:3128", "_HttpPool"),  # our client speaks no proxy
-        ("httpx", None, "_HttpPool"),
+        ("aiohttp", None, "AiohttpTransport"),
+        ("aiohttp", "http://127.0.0.1:3128", "AiohttpTransport"),  # the proxy on each request
+        ("sdk", None, "SdkTransport"),
+        ("sdk", "http://127.0.0.1:3128", "SdkTransport"),
     ],
 )
-async def test_which_http_client_serves_a_transport(monkeypatch, transport, proxy, client):
+async def test_which_transport_serves_a_model_and_its_proxy(monkeypatch, transport, proxy, client):
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
@@ -240,11 +241,13 @@ async def test_which_http_client_serves_a_transport(monkeypatch, transport, prox
     model = OpenAICompatModel(
         "m", api_base="http://10.1.2.3:8000/v1", api_key=API_KEY, transport=transport
     )
-    assert type(model._client_for_loop()).__name__ == client
+    served = model._client_for_loop()
+    assert type(served).__name__ == client
+    assert (served.proxy, model.via_proxy) == (proxy, bool(proxy))
     await model.aclose()
 
 
-@pytest.mark.parametrize("transport", ["http", "httpx", "sdk"])
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
 async def test_a_query_in_the_api_base_goes_on_every_request(openai_server, transport):
     model = OpenAICompatModel(
         "m",
@@ -289,7 +292,7 @@ COMPLETION = json.dumps(
 ).encode()
 
 
-@pytest.mark.parametrize("transport", ["http", "httpx"])
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
 async def test_a_server_that_ignores_stream_is_read_as_one_completion(transport):
     from tests.models.rawserver import RawServer
 
@@ -348,7 +351,7 @@ async def test_a_failing_proxy_is_named_in_the_hint(monkeypatch):
     assert "HTTP(S)_PROXY" in info.value.hint and "NO_PROXY" in info.value.hint
 
 
-@pytest.mark.parametrize("transport", ["http", "httpx", "sdk"])
+@pytest.mark.parametrize("transport", ["aiohttp", "sdk"])
 async def test_a_refused_connection_names_where_it_tried(transport):
     probe = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = probe.sockets[0].getsockname()[1]
