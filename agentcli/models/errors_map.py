@@ -58,8 +58,15 @@ _AIOHTTP_WORDS = {
     "ServerDisconnectedError": "the server closed the connection without a complete response",
     "ClientPayloadError": "the server closed the connection mid-response",
 }
-# What a transport's connection errors are called, beyond OSError's subclasses.
-_TRANSPORT_ERRORS = {"TransportError", "StreamError", "ClientConnectionError", "ClientPayloadError"}
+# What a transport's connection errors are called, beyond OSError's subclasses (aiohttp
+# reports an answer that breaks HTTP as a ClientResponseError).
+_TRANSPORT_ERRORS = {
+    "TransportError",
+    "StreamError",
+    "ClientConnectionError",
+    "ClientPayloadError",
+    "ClientResponseError",
+}
 _PROXY_HINT = (
     "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: check it, or add "
     "this host to NO_PROXY"

@@ -29,6 +29,7 @@ class SdkTransport:
 
         self.endpoint = endpoint
         self.proxy = endpoint.proxy
+        endpoint.headers()  # refuses a key with a line break, as the aiohttp transport does
         size = endpoint.pool_size or None  # None: no limit
         limits = httpx2.Limits(
             max_connections=size, max_keepalive_connections=size, keepalive_expiry=KEEPALIVE_EXPIRY

@@ -533,7 +533,7 @@ def test_transport_option_selects_the_openai_client(tmp_path):
         "sdk: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', api_key: none, transport: sdk}\n"
         "bad: {model: anthropic/claude, api_key: x1234567, transport: sdk}\n"
     )
-    assert resolve_connector("fast", cwd=tmp_path).transport == "http"
+    assert resolve_connector("fast", cwd=tmp_path).transport == "aiohttp"
     assert resolve_connector("sdk", cwd=tmp_path).transport == "sdk"
     with pytest.raises(ConfigError, match="transport applies to OpenAI-compatible connectors only"):
         resolve_connector("bad", cwd=tmp_path)
@@ -543,4 +543,38 @@ def test_transport_option_selects_the_openai_client(tmp_path):
     with pytest.raises(ConfigError) as info:
         resolve_connector("h2", cwd=tmp_path)
     assert info.value.message.endswith("connectors.yml:1): unknown transport 'http2'")
-    assert info.value.hint == "use one of http, httpx, sdk (or leave it out: http)"
+    assert info.value.hint == "use one of aiohttp, sdk (or leave it out: aiohttp)"
+
+
+def test_the_former_transport_names(tmp_path):
+    (tmp_path / "connectors.yml").write_text(
+        "old: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', transport: http}\n"
+        "gone: {model: openai/m, api_base: 'http://127.0.0.1:9/v1', transport: httpx}\n"
+    )
+    assert resolve_connector("old", cwd=tmp_path).transport == "aiohttp"  # http: the default
+    with pytest.raises(ConfigError) as info:
+        resolve_connector("gone", cwd=tmp_path)
+    assert info.value.message.endswith(
+        "connectors.yml:2): unknown transport 'httpx' (it was removed; aiohttp replaces it)"
+    )
+
+
+def test_verify_false_is_passed_on_with_one_warning(tmp_path, capsys):
+    (tmp_path / "connectors.yml").write_text(
+        "lab: {model: openai/m, api_base: 'https://10.0.0.9/v1', api_key: none, verify: false}\n"
+        "checked: {model: openai/m, api_base: 'https://10.0.0.9/v1', api_key: none, verify: true}\n"
+        "odd: {model: openai/m, api_base: 'https://10.0.0.9/v1', api_key: none, verify: 'no'}\n"
+        "other: {model: anthropic/claude, api_key: x1234567, verify: false}\n"
+    )
+    assert resolve_connector("lab", cwd=tmp_path).verify is False
+    assert resolve_connector("lab", cwd=tmp_path).verify is False
+    warned = capsys.readouterr().err
+    assert warned.count("warning:") == 1
+    assert "connector 'lab'" in warned and "TLS certificate is not checked" in warned
+    model = resolve_connector("checked", cwd=tmp_path)
+    assert model.verify is True and "verify" not in model.extra
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ConfigError, match="verify must be true or false, got 'no'"):
+        resolve_connector("odd", cwd=tmp_path)
+    with pytest.raises(ConfigError, match="verify applies to OpenAI-compatible connectors only"):
+        resolve_connector("other", cwd=tmp_path)
