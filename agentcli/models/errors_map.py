@@ -52,11 +52,12 @@ _TRANSPORT_WORDS = {
     "WriteError": "the connection broke while sending the request",
     "RemoteProtocolError": "the server closed the connection mid-response",
 }
-# aiohttp's say it in its own words ("Server disconnected", "Response payload is not
-# completed: <ContentLengthError: 400, ...>"): ours are the same on every transport.
-_AIOHTTP_WORDS = {
+# aiohttp and httpx say these in their own words ("Server disconnected", "Response payload
+# is not completed: <ContentLengthError: 400, ...>"): ours are the same on every transport.
+_LIBRARY_WORDS = {
     "ServerDisconnectedError": "the server closed the connection without a complete response",
     "ClientPayloadError": "the server closed the connection mid-response",
+    "DecodingError": "the server sent a corrupt compressed body",
 }
 # What a transport's connection errors are called, beyond OSError's subclasses (aiohttp
 # reports an answer that breaks HTTP as a ClientResponseError).
@@ -66,6 +67,7 @@ _TRANSPORT_ERRORS = {
     "ClientConnectionError",
     "ClientPayloadError",
     "ClientResponseError",
+    "DecodingError",
 }
 _PROXY_HINT = (
     "the request went through the proxy named by HTTP(S)_PROXY/ALL_PROXY: check it, or add "
@@ -340,7 +342,7 @@ def _transport_detail(exc: BaseException, names: set[str]) -> str:
         return _SOCKET_WORDS[exc.errno]
     if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
         return exc.strerror  # e.g. "Name or service not known"
-    for name, words in _AIOHTTP_WORDS.items():
+    for name, words in _LIBRARY_WORDS.items():
         if name in names:
             return words
     name = type(exc).__name__

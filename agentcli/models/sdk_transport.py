@@ -5,7 +5,8 @@ The SDK's own retries are off (``retry_stream`` does them) and redirects are not
 (a redirect says the api_base is wrong). Its httpx client gets the pool size and the TLS
 context every transport uses; it reads the proxy settings itself (a SOCKS proxy needs
 ``socksio``). An answer that is not an event stream is read as the aiohttp transport
-reads it, so both say the same about it.
+reads it: its events through the same reader, so both keep the same limits and say the
+same about an answer that is no stream.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agentcli.models.tls import tls_context
-from agentcli.models.transport import KEEPALIVE_EXPIRY, Endpoint, read_body, unstreamed_chunks
+from agentcli.models.transport import KEEPALIVE_EXPIRY, Endpoint, response_chunks
 
 __all__ = ["SdkTransport"]
 
@@ -54,24 +55,21 @@ class SdkTransport:
         self._known_params = frozenset(inspect.signature(create).parameters)
 
     async def chunks(self, request: dict[str, Any], timeout: float) -> AsyncIterator[Any]:
-        """The streamed chunks of one request, as the SDK parses them."""
+        """The streamed chunks of one request, sent by the SDK."""
         # Options the SDK does not name go in the body as they are (provider extensions).
         request = dict(request)
         unknown = {k: request.pop(k) for k in list(request) if k not in self._known_params}
         if unknown:
             request["extra_body"] = {**unknown, **request.get("extra_body", {})}
-        label, limit = self.endpoint.label, self.endpoint.max_response_bytes
         create = self.client.chat.completions.with_streaming_response.create
+        endpoint = self.endpoint
         async with create(**request, timeout=timeout) as response:
-            http = response.http_response
-            kind = http.headers.get("content-type", "").split(";")[0].strip().lower()
-            if http.status_code != 200 or kind not in ("text/event-stream", ""):
-                body = await read_body(http, limit, label)
-                for chunk in unstreamed_chunks(http.status_code, kind, body, http.headers, label):
-                    yield chunk
-                return
-            stream = await response.parse()
-            async for chunk in stream:
+            # The events are read as the aiohttp transport reads them (not by the SDK's
+            # parser): the same limits and messages, and no object built per chunk.
+            body = response_chunks(
+                response.http_response, endpoint.label, endpoint.max_response_bytes
+            )
+            async for chunk in body:
                 yield chunk
 
     async def aclose(self) -> None:

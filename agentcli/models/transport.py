@@ -35,6 +35,7 @@ __all__ = [
     "TransportName",
     "json_body",
     "read_body",
+    "response_chunks",
     "unstreamed_chunks",
 ]
 
@@ -127,31 +128,37 @@ class HttpChatTransport(ABC):
         """Close what the transport pools."""
 
     async def chunks(self, request: dict[str, Any], timeout: float) -> AsyncIterator[Any]:
-        """The streamed chunks of one request, read off the server-sent events. A body
-        that is not a stream (an error, one JSON completion) and each line of a stream are
-        held whole, so each is kept within ``max_response_bytes``; the streamed text is
-        counted by the assembler."""
-        label, limit = self.endpoint.label, self.endpoint.max_response_bytes
+        """The streamed chunks of one request."""
+        endpoint = self.endpoint
         async with self.post(json_body(request), timeout) as response:
-            status, headers = response.status_code, response.headers
-            if status >= 400:
-                raise HttpStatusError.from_body(
-                    status, await read_body(response, limit, label), headers
-                )
-            kind = headers.get("content-type", "").split(";")[0].strip().lower()
-            if status != 200 or kind not in ("text/event-stream", ""):
-                # Not a stream: a server that ignores "stream" answers one JSON completion
-                # (served as it is); anything else means the api_base points elsewhere.
-                body = await read_body(response, limit, label)
-                for chunk in unstreamed_chunks(status, kind, body, headers, label):
-                    yield chunk
-                return
-            # Read to the end of the body even after [DONE]: leaving early would close the
-            # connection instead of returning it to the pool.
-            async for line in lines(response.aiter_bytes(), limit=limit, label=label):
-                chunk = _sse_chunk(line, headers)
-                if chunk is not None:
-                    yield chunk
+            async for chunk in response_chunks(
+                response, endpoint.label, endpoint.max_response_bytes
+            ):
+                yield chunk
+
+
+async def response_chunks(response: HttpResponse, label: str, limit: int) -> AsyncIterator[Any]:
+    """The chunks of a chat-completions response, read off its server-sent events. A body
+    that is not a stream (an error, one JSON completion) and each line of a stream are
+    held whole, so each is kept within ``limit`` (``max_response_bytes``); the streamed
+    text is counted by the assembler."""
+    status, headers = response.status_code, response.headers
+    if status >= 400:
+        raise HttpStatusError.from_body(status, await read_body(response, limit, label), headers)
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if status != 200 or kind not in ("text/event-stream", ""):
+        # Not a stream: a server that ignores "stream" answers one JSON completion
+        # (served as it is); anything else means the api_base points elsewhere.
+        body = await read_body(response, limit, label)
+        for chunk in unstreamed_chunks(status, kind, body, headers, label):
+            yield chunk
+        return
+    # Read to the end of the body even after [DONE]: leaving early would close the
+    # connection instead of returning it to the pool.
+    async for line in lines(response.aiter_bytes(), limit=limit, label=label):
+        chunk = _sse_chunk(line, headers)
+        if chunk is not None:
+            yield chunk
 
 
 async def read_body(response: HttpResponse, limit: int, label: str) -> bytes:

@@ -23,6 +23,7 @@ HEAVY = (
     "jinja2",
     "httpx",
     "httpx2",
+    "aiohttp",  # the default transport of OpenAI-compatible calls: only when one is made
     "prompt_toolkit",
     "regex",  # user patterns only (agentcli/patterns.py)
     "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
@@ -75,13 +76,22 @@ def bench_project(folder: Path, connector: str) -> None:
 def test_an_offline_eval_imports_no_client(tmp_path):
     bench_project(tmp_path, "echo")
     loaded = loaded_after(["eval", "bench", "@cases.jsonl", "-o", "out.jsonl"], tmp_path)
-    assert not {"litellm", "openai", "mcp", "httpx", "httpx2", "jinja2", "pydantic", "regex"} & set(
-        loaded
-    )
+    heavy = {
+        "litellm",
+        "openai",
+        "mcp",
+        "httpx",
+        "httpx2",
+        "aiohttp",
+        "jinja2",
+        "pydantic",
+        "regex",
+    }
+    assert not heavy & set(loaded)
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
 
 
-def test_an_openai_compatible_eval_imports_no_http_library(tmp_path, openai_server, monkeypatch):
+def test_an_openai_compatible_eval_imports_aiohttp_only(tmp_path, openai_server, monkeypatch):
     for name in ("http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
@@ -90,5 +100,5 @@ def test_an_openai_compatible_eval_imports_no_http_library(tmp_path, openai_serv
         f"loop: {{model: openai/echo, api_base: '{openai_server.base_url}', api_key: none}}\n"
     )
     loaded = loaded_after(["eval", "bench", "@cases.jsonl", "-o", "out.jsonl"], tmp_path)
-    assert loaded == []  # our own HTTP/1.1 client: no httpx, openai SDK or pydantic
+    assert loaded == ["aiohttp"]  # the aiohttp transport: no httpx, openai SDK or pydantic
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1

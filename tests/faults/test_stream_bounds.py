@@ -98,7 +98,7 @@ def _model(kind: str, server_url: str, limit: int) -> OpenAICompatModel | LiteLL
     )
 
 
-@pytest.mark.parametrize("kind", ["http", "httpx", "sdk", "litellm"])
+@pytest.mark.parametrize("kind", ["aiohttp", "sdk", "litellm"])
 async def test_max_response_bytes_on_every_transport(openai_server: OpenAIServer, kind: str):
     openai_server.enqueue(text="x" * 50_000, chunk_size=1000)
     openai_server.enqueue(text="never asked for")
@@ -116,7 +116,7 @@ async def test_max_response_bytes_on_every_transport(openai_server: OpenAIServer
         await model.aclose()
 
 
-@pytest.mark.parametrize("kind", ["http", "httpx"])
+@pytest.mark.parametrize("kind", ["aiohttp", "sdk"])
 async def test_a_whole_body_or_one_line_past_the_limit_is_cut(kind: str):
     huge_line = b"data: " + b"x" * 300_000  # never ends: would be held whole
     sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n"

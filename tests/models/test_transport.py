@@ -84,7 +84,9 @@ async def test_request_line_headers_and_json_body(transport):
     head, body = server.requests[0].split(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     assert lines[0] == "POST /v1/chat/completions HTTP/1.1"
-    fields = {name.lower(): value for name, _, value in (line.partition(": ") for line in lines[1:])}
+    fields = {
+        name.lower(): value for name, _, value in (line.partition(": ") for line in lines[1:])
+    }
     assert fields["host"] == f"127.0.0.1:{server.port}"
     assert fields["authorization"] == "Bearer k-123"
     assert fields["content-type"] == "application/json"
@@ -221,6 +223,7 @@ async def test_bytes_that_arrive_while_idle_retire_the_connection(transport, ext
     """aiohttp reads a 408 that arrives on an idle connection as the next request's answer
     (our own client looked for unread bytes first): the retry it costs goes to a fresh
     connection, so the call still succeeds."""
+
     async def answer_then_extra(writer):
         writer.write(answer(sse("ok")))
         await writer.drain()
@@ -311,7 +314,9 @@ async def test_a_silent_server_times_out_on_the_head_and_mid_body(transport):
 
 async def test_an_api_key_with_a_line_break_is_refused_without_quoting_it(transport):
     model = model_for("http://127.0.0.1:9/v1", transport, api_key="sk-12345678\r\nX: y")
-    with pytest.raises(ProviderError, match="the Authorization header contains a line break") as info:
+    with pytest.raises(
+        ProviderError, match="the Authorization header contains a line break"
+    ) as info:
         await text_of(model)
     assert "sk-12345678" not in str(info.value)
     assert not info.value.retryable
@@ -442,9 +447,7 @@ def test_system_proxy_settings_count_on_macos_and_windows(monkeypatch):
     assert proxy_for("https://api.openai.com/v1") is None
 
 
-async def test_requests_go_through_the_proxy_unless_no_proxy_names_the_host(
-    transport, monkeypatch
-):
+async def test_requests_go_through_the_proxy_unless_no_proxy_names_the_host(transport, monkeypatch):
     async with RawServer(OK, OK) as proxy, RawServer(OK) as direct:
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
         # The endpoint's host is only ever named to the proxy: nothing listens there.
