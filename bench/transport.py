@@ -1,4 +1,4 @@
-"""CPU per model call of each OpenAI-compatible transport (http, httpx, sdk).
+"""CPU per model call of each OpenAI-compatible transport (aiohttp, sdk).
 
 The loopback server runs in a separate process (answering at once), so the CPU time
 measured here is the client's alone: building the request, the HTTP exchange, parsing the
@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--transports", default="http,httpx,sdk")
+    parser.add_argument("--transports", default="aiohttp,sdk")
     args = parser.parse_args()
     port = free_port()
     server = subprocess.Popen(

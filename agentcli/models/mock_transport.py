@@ -52,7 +52,7 @@ class MockResponse:
 
     status_code: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
-    body: Iterable[bytes] = ()
+    body: bytes | Iterable[bytes] = ()
 
     def __post_init__(self) -> None:
         self.headers = _Headers(self.headers)
@@ -75,7 +75,7 @@ class MockResponse:
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body's pieces."""
-        for piece in self.body:
+        for piece in [self.body] if isinstance(self.body, bytes) else self.body:
             yield piece
 
 

@@ -40,7 +40,8 @@ def proxy_for(url: str) -> str | None:
     if not proxy:
         return None
     if "no" in proxies:
-        bypass = urllib.request.proxy_bypass_environment(parts.netloc, proxies)
+        # Not in typeshed, but urllib's own (NO_PROXY against the host and port).
+        bypass = urllib.request.proxy_bypass_environment(parts.netloc, proxies)  # type: ignore[attr-defined]
     else:
         bypass = urllib.request.proxy_bypass(parts.hostname or "")
     return None if bypass else proxy

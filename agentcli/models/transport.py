@@ -213,7 +213,8 @@ def _completion_chunk(body: bytes, headers: Mapping[str, str]) -> dict[str, Any]
     if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
         return None
     first = choices[0]
-    message = first.get("message") if isinstance(first.get("message"), dict) else {}
+    found = first.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
     tool_calls = [
         {**call, "index": index}
         for index, call in enumerate(message.get("tool_calls") or [])
