@@ -89,6 +89,11 @@ _SOCKET_WORDS: dict[int, str] = {
     errno.EPIPE: "the connection broke while sending the request",
     errno.ECONNREFUSED: "could not connect (connection refused)",
 }
+_SOCKET_ERROR_NAMES = {
+    "ConnectionResetError": errno.ECONNRESET,
+    "ConnectionAbortedError": errno.ECONNABORTED,
+    "BrokenPipeError": errno.EPIPE,
+}
 _NOT_A_STREAM_HINT = "check the api_base: it should be the API root, usually ending in /v1"
 
 
@@ -342,6 +347,15 @@ def _transport_detail(exc: BaseException, names: set[str]) -> str:
         return _SOCKET_WORDS[exc.errno]
     if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
         return exc.strerror  # e.g. "Name or service not known"
+    if "ClientPayloadError" in names:
+        # aiohttp names what ended the body only in its message ("... .
+        # ConnectionResetError(104, ...)", "... decompress ..."): read it from there.
+        text = str(exc)
+        for cause, number in _SOCKET_ERROR_NAMES.items():
+            if cause in text:
+                return _SOCKET_WORDS[number]
+        if "decompress" in text.lower():
+            return _LIBRARY_WORDS["DecodingError"]
     for name, words in _LIBRARY_WORDS.items():
         if name in names:
             return words

@@ -306,7 +306,7 @@ async def test_a_silent_server_times_out_on_the_head_and_mid_body(transport):
     async with RawServer(never, stall_mid_body) as server:
         model = model_for(server.url, transport, timeout=0.2)
         for _ in range(2):
-            with pytest.raises(ModelTimeout, match="no response within 0.2s"):
+            with pytest.raises(ModelTimeout, match=r"no response within 0\.2s"):
                 async with asyncio.timeout(3):
                     await text_of(model)
         await model.aclose()
@@ -573,3 +573,24 @@ def test_a_model_moved_to_a_new_event_loop_leaves_no_unclosed_session(transport)
     asyncio.run(model.aclose())
     gc.collect()
     assert [c["message"] for c in reported] == []
+
+
+async def test_a_reset_mid_body_says_the_connection_broke(transport):
+    async def reset_mid_body(writer):
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + sse("a")[:30])
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        reset(writer)
+        return False
+
+    async with RawServer(reset_mid_body) as server:
+        model = model_for(server.url, transport)
+        with pytest.raises(ProviderError) as info:
+            await text_of(model)
+        await model.aclose()
+    assert info.value.retryable
+    # httpx (the SDK's) does not say it was a reset, only that reading broke.
+    words = {"aiohttp": "(reset by the server)", "sdk": "while reading the response"}
+    assert info.value.message == (
+        f"openai model 'm': connection failed: the connection broke {words[transport]}"
+    )
