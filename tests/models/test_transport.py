@@ -53,6 +53,17 @@ def answer(body: bytes, *head: str, kind: str = "text/event-stream") -> bytes:
 OK = answer(sse("one", "two"))
 
 
+def then_close(data: bytes):
+    """A RawServer answer: send ``data``, then hang up."""
+
+    async def send_and_close(writer):
+        writer.write(data)
+        await writer.drain()
+        return False
+
+    return send_and_close
+
+
 @pytest.fixture(params=["aiohttp", "sdk"])
 def transport(request):
     return request.param
@@ -147,12 +158,7 @@ FRAMINGS = {
 
 @pytest.mark.parametrize("framing", FRAMINGS.values(), ids=FRAMINGS)
 async def test_body_framings_and_line_breaks(transport, framing):
-    async def send_and_close(writer):
-        writer.write(framing)
-        await writer.drain()
-        return False
-
-    async with RawServer(send_and_close) as server:
+    async with RawServer(then_close(framing)) as server:
         model = model_for(server.url, transport)
         assert await text_of(model) == "a\u2028éb"
         await model.aclose()
@@ -197,12 +203,8 @@ async def test_an_error_status_with_retry_after_is_rate_limited(transport):
 
 
 async def test_an_idle_connection_closed_by_the_server_is_not_reused(transport):
-    async def answer_then_close(writer):
-        writer.write(answer(sse("ok")))
-        await writer.drain()
-        return False  # the server hangs up after answering, without saying so
-
-    async with RawServer(answer_then_close, OK) as server:
+    # The server hangs up after answering, without saying so.
+    async with RawServer(then_close(answer(sse("ok"))), OK) as server:
         model = model_for(server.url, transport)
         assert await text_of(model) == "ok"
         await asyncio.sleep(0.05)  # the FIN arrives while the connection is idle
@@ -261,12 +263,7 @@ BROKEN = {
 
 @pytest.mark.parametrize("broken", BROKEN.values(), ids=BROKEN)
 async def test_broken_servers_are_provider_errors(transport, broken):
-    async def send_and_close(writer):
-        writer.write(broken)
-        await writer.drain()
-        return False
-
-    async with RawServer(send_and_close) as server:
+    async with RawServer(then_close(broken)) as server:
         model = model_for(server.url, transport)
         with pytest.raises(ProviderError) as info:
             await text_of(model)
@@ -278,11 +275,7 @@ async def test_broken_servers_are_provider_errors(transport, broken):
 
 
 async def test_a_server_closing_mid_response_is_a_retryable_provider_error(transport):
-    async def close_mid_body(writer):
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + sse("a")[:30])
-        await writer.drain()
-        return False
-
+    close_mid_body = then_close(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + sse("a")[:30])
     async with RawServer(close_mid_body, close_mid_body) as server:
         model = model_for(server.url, transport)
         with pytest.raises(ProviderError) as info:
