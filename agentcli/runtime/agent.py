@@ -105,10 +105,13 @@ class Agent:
         self.channel = Channel()
         self._plugins = PluginSet(plugins)
         record = weakref.WeakMethod(self._record_state)  # no agent <-> state cycle
-        # Once the agent is gone there is nothing left to record the change in.
-        self._state = AgentState(
-            initial_state, lambda value: (method := record()) is not None and method(value)
-        )
+
+        def on_change(value: dict[str, Any]) -> None:
+            method = record()
+            if method is not None:  # once the agent is gone there is nothing to record in
+                method(value)
+
+        self._state = AgentState(initial_state, on_change)
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._inbox: deque[PendingTurn] = deque()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,7 +198,8 @@ def from_openai(data: dict[str, Any]) -> Message:
     )
 
 
-MessageInput = str | Message | list[Message] | dict[str, Any]
+# text, a Message, an OpenAI-style dict, or a list of any of them
+MessageInput = str | Message | dict[str, Any] | Sequence["MessageInput"]
 
 
 def as_messages(message: MessageInput) -> list[Message]:
