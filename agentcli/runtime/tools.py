@@ -192,7 +192,7 @@ Emit = Callable[["Event"], Coroutine[Any, Any, None]]
 _RESULT_FIELDS = ("content", "is_error", "terminate", "details")
 
 
-def as_decision(value: Any) -> Block | Replace | None:
+def as_decision(value: object) -> Block | Replace | None:
     """A ``before_tool_call`` answer as a decision: the dataclasses, their dict spellings
     (``{"block": True, "reason": ..., "terminate": ...}``, ``{"arguments": {...}}``) or
     ``False`` (block); anything else allows the call."""
@@ -209,7 +209,7 @@ def as_decision(value: Any) -> Block | Replace | None:
     return None
 
 
-def apply_override(result: ToolResult, override: Any) -> ToolResult:
+def apply_override(result: ToolResult, override: object) -> ToolResult:
     """``result`` after an ``after_tool_call`` answer: a ToolResult replaces it, a dict
     replaces the fields it names (content, is_error, terminate, details), None keeps it."""
     if override is None:
