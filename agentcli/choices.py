@@ -1,8 +1,9 @@
 """Narrowing a value to one of a ``Literal``'s strings (statuses, kinds, modes).
 
-A kind is declared once as a ``Literal`` alias with the tuple of its values beside it;
-``one_of`` is how untyped input (JSON, YAML, a caller's argument) becomes that type: the
-matching value, or None, so the caller says what was wrong in its own words.
+A kind is declared once, as a ``Literal`` alias, and its values read from it
+(``MODES: tuple[Mode, ...] = get_args(Mode)``); ``one_of`` is how untyped input (JSON, YAML,
+a caller's argument) becomes that type: the matching value, or None, so the caller says
+what was wrong in its own words.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentcli.assistant.jsonc import load_jsonc
 from agentcli.choices import one_of
@@ -23,7 +23,7 @@ __all__ = ["SUFFIXES", "TRANSPORTS", "ToolServerSpec", "Transport", "load_tool_s
 SUFFIXES = (".mcp.yao", ".mcp.json", ".mcp.jsonc")
 # process: tools in the package's own Python; stdio: a subprocess; http / sse: a URL
 Transport = Literal["process", "stdio", "http", "sse"]
-TRANSPORTS: tuple[Transport, ...] = ("process", "stdio", "http", "sse")
+TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
 _ALIASES = {"streamable-http": "http", "streamable_http": "http", "streamablehttp": "http"}
 # `command: "python"` means the interpreter running agentcli, so an example server written
 # with the mcp SDK runs in the same environment on every machine.

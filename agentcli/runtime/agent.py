@@ -17,7 +17,7 @@ import asyncio
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentcli.errors import AgentBusyError, AgentRuntimeError
 from agentcli.models.base import Model, ModelSettings
@@ -45,7 +45,7 @@ __all__ = ["LENGTH_CUT", "Agent", "IfBusy", "ToolExecution", "TurnResult", "as_m
 
 # what ``send``/``run`` do with input that arrives while a turn runs
 IfBusy = Literal["defer", "join", "reject"]
-_IF_BUSY: tuple[IfBusy, ...] = ("defer", "join", "reject")
+_IF_BUSY: tuple[IfBusy, ...] = get_args(IfBusy)
 ToolExecution = Literal["parallel", "sequential"]
 
 

@@ -7,7 +7,7 @@ and a named tool are enforced: a response that ignores them fails the turn with
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentcli.runtime.tools import ToolCall
 
@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 ToolChoiceMode = Literal["auto", "none", "required"]
-TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = ("auto", "none", "required")
+TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = get_args(ToolChoiceMode)
 # a mode, a bare tool name, the OpenAI ``{"type": "function", "function": {"name": ...}}``
 # form, or None (the provider's default)
 ToolChoice = ToolChoiceMode | str | dict[str, Any] | None

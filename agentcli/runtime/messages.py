@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agentcli.choices import one_of
 from agentcli.models.base import Usage
@@ -39,7 +39,7 @@ __all__ = [
 
 # the OpenAI chat roles, and ``custom`` for the runtime-only messages plugins understand
 Role = Literal["system", "developer", "user", "assistant", "tool", "function", "custom"]
-ROLES: tuple[Role, ...] = ("system", "developer", "user", "assistant", "tool", "function", "custom")
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 def as_role(value: object) -> Role:

@@ -38,7 +38,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agentcli.errors import ToolConflictError
 from agentcli.models.base import Model, ModelSettings, Usage
@@ -78,21 +78,7 @@ Hook = Literal[
     "on_step_finish",
     "on_turn_finish",
 ]
-HOOKS: tuple[Hook, ...] = (
-    "init",
-    "stop",
-    "extend_instructions",
-    "extend_tools",
-    "on_append",
-    "transform_entries",
-    "transform_messages",
-    "to_model_messages",
-    "prepare_step",
-    "before_tool_call",
-    "after_tool_call",
-    "on_step_finish",
-    "on_turn_finish",
-)
+HOOKS: tuple[Hook, ...] = get_args(Hook)
 
 
 # where a plugin runs among the others: first, or last (None: in registration order)

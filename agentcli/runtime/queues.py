@@ -13,7 +13,7 @@ import asyncio
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from agentcli.choices import one_of
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["QUEUE_MODES", "MessageQueue", "PendingTurn", "QueueMode", "Wake", "check_mode"]
 
 QueueMode = Literal["one-at-a-time", "all"]
-QUEUE_MODES: tuple[QueueMode, ...] = ("one-at-a-time", "all")
+QUEUE_MODES: tuple[QueueMode, ...] = get_args(QueueMode)
 
 
 def check_mode(mode: object) -> QueueMode:

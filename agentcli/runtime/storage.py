@@ -12,7 +12,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO, get_args
 
 from agentcli.choices import one_of
 from agentcli.errors import AgentRuntimeError
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 EntryType = Literal["message", "event", "state"]
-ENTRY_TYPES: tuple[EntryType, ...] = ("message", "event", "state")
+ENTRY_TYPES: tuple[EntryType, ...] = get_args(EntryType)
 
 
 class StorageError(AgentRuntimeError):

@@ -22,7 +22,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agentcli.choices import one_of
 from agentcli.errors import ModelError, ProviderError, ToolChoiceViolationError, ToolConflictError
@@ -67,7 +67,7 @@ LENGTH_CUT = (
 
 # what a ``finish_turn`` hook may answer (itself or as ``{"action": ...}``); else no opinion
 FinishDecision = Literal["end", "continue"]
-FINISH_DECISIONS: tuple[FinishDecision, ...] = ("end", "continue")
+FINISH_DECISIONS: tuple[FinishDecision, ...] = get_args(FinishDecision)
 
 _ERROR_KINDS: dict[type[Exception], str] = {
     ToolChoiceViolationError: "tool_choice",
