@@ -88,7 +88,7 @@ class _Router(io.TextIOBase):
         self._stream = stream
         self.fallback = fallback
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str) -> int:
         sink = _SINK.get()
         if sink is None:
             return self.fallback.write(text)
@@ -125,8 +125,8 @@ def routed_output(stdout: TextIO | None = None, stderr: TextIO | None = None) ->
     """Route ``sys.stdout``/``sys.stderr`` through the current context's sink while inside;
     outside any sink, writes go to ``stdout``/``stderr`` (default: the streams as they are)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout = _Router("stdout", stdout or saved[0])  # type: ignore[assignment]
-    sys.stderr = _Router("stderr", stderr or saved[1])  # type: ignore[assignment]
+    sys.stdout = _Router("stdout", stdout or saved[0])
+    sys.stderr = _Router("stderr", stderr or saved[1])
     try:
         yield
     finally:

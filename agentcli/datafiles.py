@@ -25,9 +25,13 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import PackageError
+
+if TYPE_CHECKING:  # PyYAML is imported when a file is read, not with this module
+    from yaml import CSafeLoader, MappingNode, Node, SafeLoader, YAMLError
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -181,7 +185,7 @@ def _long_number(text: str) -> json.JSONDecodeError:
     )
 
 
-def _shown(value: Any, limit: int = 60) -> str:
+def _shown(value: object, limit: int = 60) -> str:
     """A key as a message shows it: quoted, shortened, printable whatever it holds."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     text = text if len(text) <= limit else text[: limit - 4] + '..."'
@@ -191,7 +195,7 @@ def _shown(value: Any, limit: int = 60) -> str:
 # ---------------------------------------------------------------------------- YAML
 
 
-def yaml_error(exc: Any, path: Path | str, text: str | None = None) -> PackageError:
+def yaml_error(exc: Exception, path: Path | str, text: str | None = None) -> PackageError:
     """The ``PackageError`` for a ``yaml.YAMLError`` raised while reading ``path`` (``text``,
     when given, locates a refused character, which YAML reports by offset only)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -210,18 +214,18 @@ def yaml_error(exc: Any, path: Path | str, text: str | None = None) -> PackageEr
 
 
 @functools.cache
-def _loaders() -> dict[bool, type]:
+def _loaders() -> dict[bool, type[SafeLoader | CSafeLoader]]:
     """The safe loader classes, with the checks below: ``{True: libyaml, False: Python}``."""
     import yaml
     from yaml.composer import ComposerError
-    from yaml.constructor import ConstructorError
+    from yaml.constructor import ConstructorError, SafeConstructor
 
-    class Constructing:
+    class Constructing(SafeConstructor):
         """Values Python refuses to build (a 5000-digit int, 2001-13-45) as YAML errors."""
 
-        def construct_object(self, node: Any, deep: bool = False) -> Any:
+        def construct_object(self, node: Node, deep: bool = False) -> Any:
             try:
-                return super().construct_object(node, deep)  # type: ignore[misc]
+                return super().construct_object(node, deep)
             except (ValueError, OverflowError) as exc:
                 problem = str(exc)
                 if node.tag == "tag:yaml.org,2002:int":  # the only way an int fails
@@ -233,18 +237,19 @@ def _loaders() -> dict[bool, type]:
 
         depth = 0
 
-        def compose_node(self, parent: Any, index: Any) -> Any:
+        def compose_node(self, parent: Node | None, index: int) -> Node | None:
             nested = self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent)
             self.depth += nested
             try:
                 if self.depth > MAX_DEPTH:
-                    mark = self.peek_event().start_mark
+                    # types-PyYAML leaves Parser.peek_event unannotated
+                    mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                     raise ComposerError(None, None, _too_deep(), mark)
                 return super().compose_node(parent, index)
             finally:
                 self.depth -= nested
 
-    loaders: dict[bool, type] = {False: PythonLoader, True: PythonLoader}
+    loaders: dict[bool, type[SafeLoader | CSafeLoader]] = {False: PythonLoader, True: PythonLoader}
     if hasattr(yaml, "CSafeLoader"):
 
         class LibyamlLoader(Constructing, yaml.CSafeLoader):
@@ -288,7 +293,7 @@ class YamlDocument:
                 self.close()
                 raise
 
-    def value(self, node: Any = None) -> Any:
+    def value(self, node: Node | None = None) -> Any:
         """The Python value of ``node`` (default: the root); a PackageError at its line when
         YAML cannot build it (an unknown tag, an unhashable key, a bad date)."""
         import yaml
@@ -308,12 +313,12 @@ class YamlDocument:
         """Release the parser."""
         self._loader.dispose()
 
-    def _fail(self, node: Any, message: str) -> PackageError:
+    def _fail(self, node: Node, message: str) -> PackageError:
         """A PackageError at ``node``'s line and column."""
         mark = node.start_mark
         return PackageError(message, path=self.path, line=mark.line + 1, column=mark.column + 1)
 
-    def _check(self, root: Any) -> None:
+    def _check(self, root: Node) -> None:
         """Walk the node graph once (iteratively: it may be deep), refusing recursive aliases,
         nesting beyond MAX_DEPTH and alias expansion beyond MAX_ALIAS_NODES; note duplicates."""
         import yaml
@@ -321,7 +326,7 @@ class YamlDocument:
         size: dict[int, int] = {}  # expanded node count of each finished node
         height: dict[int, int] = {}  # container nesting below and including each node
         active: set[int] = set()
-        stack: list[tuple[Any, bool, int]] = [(root, False, 0)]
+        stack: list[tuple[Node, bool, int]] = [(root, False, 0)]
         while stack:
             node, finished, depth = stack.pop()
             key = id(node)
@@ -353,11 +358,11 @@ class YamlDocument:
             stack.append((node, True, depth))
             stack.extend((child, False, depth) for child in children if id(child) not in size)
 
-    def _note_duplicates(self, node: Any) -> None:
+    def _note_duplicates(self, node: MappingNode) -> None:
         """A PackageError for each key of a mapping that repeats an earlier one."""
         import yaml
 
-        first: dict[tuple[str, Any], int] = {}
+        first: dict[tuple[str, str], int] = {}
         for key_node, _value in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
                 continue  # merge keys (<<) may repeat; a list or mapping as a key is rare
@@ -377,7 +382,7 @@ class YamlDocument:
                 first[ident] = line
 
 
-def _python_error(text: str) -> Any:
+def _python_error(text: str) -> YAMLError | None:
     """The pure-Python parser's error for ``text`` (it says what it expected and what it got,
     where libyaml says "did not find expected ..."), or None when it finds none."""
     import yaml
@@ -395,12 +400,13 @@ def _python_error(text: str) -> Any:
     return None
 
 
-def _children(node: Any, yaml: Any) -> list[Any]:
+def _children(node: Node, yaml: ModuleType) -> list[Node]:
     """The nodes directly inside ``node`` (keys and values of a mapping)."""
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     if isinstance(node, yaml.SequenceNode):
-        return node.value
+        items: list[Node] = node.value  # a sequence node's value is its item nodes
+        return items
     return []
 
 

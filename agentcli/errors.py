@@ -29,6 +29,8 @@ Control flow (abort, max steps) is not an error: it is carried by events and sto
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 __all__ = [
     "AgentBusyError",
     "AgentCliError",
@@ -39,6 +41,7 @@ __all__ = [
     "ConfigError",
     "HookError",
     "ModelError",
+    "ModelErrorKind",
     "ModelTimeout",
     "OutputError",
     "PackageError",
@@ -110,12 +113,15 @@ class CaseFileError(AgentCliError):
         super().__init__("\n".join(self.problems), hint=hint)
 
 
+ModelErrorKind = Literal["provider_error", "rate_limit", "timeout", "auth", "bad_request"]
+
+
 class ModelError(AgentCliError):
     """A model call failed."""
 
     exit_code = 1
     retryable: bool = False
-    kind = "provider_error"  # a short classification used in reports (``rate_limit``, ...)
+    kind: ClassVar[ModelErrorKind] = "provider_error"  # the classification reports show
 
     def __init__(
         self,
@@ -142,8 +148,19 @@ class RateLimited(ModelError):
 class ProviderError(ModelError):
     """A server-side or transport failure; 5xx and connection errors are retryable."""
 
-    def __init__(self, message: str, *, retryable: bool = True, **kwargs) -> None:
-        super().__init__(message, **kwargs)
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = True,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        attempts: int = 1,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, status_code=status_code, retry_after=retry_after, attempts=attempts, hint=hint
+        )
         self.retryable = retryable
 
 

@@ -93,7 +93,8 @@ def compile_pattern(pattern: str, label: str = "regex") -> Pattern:
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")  # re's "possible nested set" is ours to judge
             re.compile(pattern)  # the syntax and messages users know (and the docs promise)
-            tree = re._parser.parse(pattern)  # type: ignore[attr-defined]  # stdlib: the shape
+            # re._parser is private (typeshed has no stub for it), but it is the shape re reads
+            tree = re._parser.parse(pattern)  # type: ignore[attr-defined]
     except (re.error, OverflowError) as exc:
         raise ValueError(str(exc)) from None
     except RecursionError:
@@ -154,7 +155,7 @@ def _unrolled(items: Any) -> int:
 
 def _children(av: Any) -> list[Any]:
     """The sub-patterns inside an item's argument (groups, branches, lookarounds)."""
-    if isinstance(av, re._parser.SubPattern):  # type: ignore[attr-defined]
+    if isinstance(av, re._parser.SubPattern):  # type: ignore[attr-defined]  # no stub (private)
         return [av]
     if isinstance(av, tuple | list):
         return [child for part in av for child in _children(part)]

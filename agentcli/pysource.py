@@ -14,14 +14,16 @@ import importlib.util
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType, ModuleType
-from typing import Any
 
 from agentcli.errors import PackageError
 
 __all__ = ["load_source_module"]
+
+# what signal.getsignal returns: a Python handler, SIG_DFL / SIG_IGN, or None (set outside Python)
+_Handler = Callable[[int, FrameType | None], object] | int | None
 
 _locks: dict[str, threading.RLock] = {}
 _locks_guard = threading.Lock()
@@ -117,7 +119,7 @@ def _interruptible() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signals reach the main thread only; the loop there handles them
         return
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, _Handler] = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         current = signal.getsignal(signum)
         if current in (signal.SIG_IGN, None):
@@ -131,7 +133,7 @@ def _interruptible() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def _raising(*, loop_handles: bool) -> Any:
+def _raising(*, loop_handles: bool) -> Callable[[int, FrameType | None], None]:
     """A signal handler that stops the import in progress."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -145,7 +147,7 @@ def _raising(*, loop_handles: bool) -> Any:
     return handler
 
 
-def _is_loop_handler(handler: Any) -> bool:
+def _is_loop_handler(handler: _Handler) -> bool:
     """Whether ``handler`` is the stand-in asyncio installs for ``loop.add_signal_handler``
     (the real handler is called by the loop, from the signal number it writes to a pipe)."""
     unix_events = sys.modules.get("asyncio.unix_events")

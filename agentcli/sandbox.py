@@ -18,7 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache, wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # jinja2 itself is imported on first use
+    from jinja2 import Template, nodes
+    from jinja2.compiler import Frame
+    from jinja2.sandbox import SandboxedEnvironment
 
 __all__ = ["MAX_OUTPUT", "environment", "render", "size_checked"]
 
@@ -32,7 +37,7 @@ _PADDING = frozenset(("center", "ljust", "rjust", "zfill", "expandtabs"))
 
 
 def _too_large(what: str, size: int, verb: str = "would be") -> Exception:
-    from jinja2.sandbox import SecurityError
+    from jinja2.exceptions import SecurityError
 
     return SecurityError(
         f"{what} {verb} {size:,} characters, over the template limit of {MAX_OUTPUT:,}"
@@ -169,16 +174,16 @@ def _check_padding(name: str, text: Any, width: Any) -> None:
 
 
 @cache
-def environment() -> Any:
+def environment() -> SandboxedEnvironment:
     """The shared bounded sandbox (autoescape off, trailing newlines kept)."""
     from jinja2.compiler import CodeGenerator
-    from jinja2.runtime import Namespace
     from jinja2.sandbox import SandboxedEnvironment
+    from jinja2.utils import Namespace
 
     class BoundedCodeGenerator(CodeGenerator):
         """Routes ``a ~ b`` (not an interceptable operator) through the size check."""
 
-        def visit_Concat(self, node: Any, frame: Any) -> None:
+        def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
             self.write("environment.size_checked(")
             super().visit_Concat(node, frame)
             self.write(")")
@@ -210,7 +215,7 @@ def environment() -> Any:
     return env
 
 
-def render(template: Any, variables: Mapping[str, Any]) -> str:
+def render(template: Template, variables: Mapping[str, Any]) -> str:
     """``template`` rendered, stopping with SecurityError once the output passes the bound."""
     parts: list[str] = []
     written = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -49,7 +50,17 @@ _LEADS = [
 ]
 _ANY_LEAD = re.compile("|".join(re.escape(lead) for leads in _LEADS for lead in leads))
 _registered: set[str] = set()
-_process: dict[str, Any] = {"pattern": None, "ready": False}
+
+
+@dataclass(slots=True)
+class _Collected:
+    """The process's secret values as one pattern, collected on first use."""
+
+    pattern: re.Pattern[str] | None = None
+    ready: bool = False
+
+
+_process = _Collected()
 
 
 def is_secret_name(name: str) -> bool:
@@ -68,7 +79,7 @@ def refresh_secrets() -> None:
     """Read the environment again on the next redaction (the process's secrets are
     collected once, because scanning the environment per string would cost more than the
     rest of a run)."""
-    _process["ready"] = False
+    _process.ready = False
 
 
 def _values_pattern(env: Mapping[str, str]) -> re.Pattern[str] | None:
@@ -83,10 +94,10 @@ def _values_pattern(env: Mapping[str, str]) -> re.Pattern[str] | None:
 def _pattern(env: Mapping[str, str] | None) -> re.Pattern[str] | None:
     if env is not None:
         return _values_pattern(env)
-    if not _process["ready"]:
-        _process["pattern"] = _values_pattern(os.environ)
-        _process["ready"] = True
-    return _process["pattern"]
+    if not _process.ready:
+        _process.pattern = _values_pattern(os.environ)
+        _process.ready = True
+    return _process.pattern
 
 
 def redact_text(text: str, env: Mapping[str, str] | None = None) -> str:
@@ -174,6 +185,7 @@ class StreamRedactor:
     def feed(self, text: str) -> str:
         """The redacted text that can be shown now; the rest waits for more."""
         held = self._held + text
+        # _KEY_RUN ends in ``*``: it always matches, if only the empty string
         cut = len(held) - _KEY_RUN.match(held[::-1]).end()  # type: ignore[union-attr]
         if len(held) - cut > _MAX_HELD:
             cut = len(held)

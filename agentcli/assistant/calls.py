@@ -15,17 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentcli.assistant.context import Context
+    from agentcli.runtime.events import Event
 
 __all__ = ["AgentCalls", "LlmCalls", "McpCalls"]
 
 
-def _text_listener(on_chunk: Callable[[str], Any]) -> Callable[[Any], None]:
+def _text_listener(on_chunk: Callable[[str], object]) -> Callable[[Event], None]:
     """An agent event listener passing streamed text to ``on_chunk``."""
+    from agentcli.models.base import TextDelta
+    from agentcli.runtime.events import MessageUpdate
 
-    def listener(event: Any) -> None:
-        delta = getattr(event, "delta", None)
-        if event.type == "message_update" and getattr(delta, "type", "") == "text_delta":
-            on_chunk(delta.text)
+    def listener(event: Event) -> None:
+        if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
+            on_chunk(event.delta.text)
 
     return listener
 

@@ -279,15 +279,15 @@ class Conversation:
         for call in turn.tool_calls:
             tool = tools.get(call.name)
             result = results.get(call.id)
-            failed = result is not None and result.is_error
+            error = result.text() if result is not None and result.is_error else None
             activities.append(
                 ToolActivity(
                     id=call.id,
                     server=tool.server if tool else "",
                     tool=(tool.bare_name or tool.name) if tool else call.name,
                     arguments=call.arguments,
-                    result=None if result is None or failed else result.content,
-                    error=result.text() if failed else None,
+                    result=None if result is None or error is not None else result.content,
+                    error=error,
                 )
             )
         return activities

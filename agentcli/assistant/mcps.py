@@ -12,15 +12,18 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agentcli.assistant.jsonc import load_jsonc
+from agentcli.choices import one_of
 from agentcli.errors import PackageError
 
-__all__ = ["SUFFIXES", "TRANSPORTS", "ToolServerSpec", "load_tool_servers"]
+__all__ = ["SUFFIXES", "TRANSPORTS", "ToolServerSpec", "Transport", "load_tool_servers"]
 
 SUFFIXES = (".mcp.yao", ".mcp.json", ".mcp.jsonc")
-TRANSPORTS = ("process", "stdio", "http", "sse")
+# process: tools in the package's own Python; stdio: a subprocess; http / sse: a URL
+Transport = Literal["process", "stdio", "http", "sse"]
+TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
 _ALIASES = {"streamable-http": "http", "streamable_http": "http", "streamablehttp": "http"}
 # `command: "python"` means the interpreter running agentcli, so an example server written
 # with the mcp SDK runs in the same environment on every machine.
@@ -42,7 +45,7 @@ class ToolServerSpec:
 
     id: str
     path: Path
-    transport: str
+    transport: Transport
     label: str = ""
     description: str = ""
     tools: dict[str, str] = field(default_factory=dict)
@@ -139,22 +142,27 @@ def _load_spec(
     return spec
 
 
-def _transport(data: dict[str, Any], where: str) -> str:
+def _transport(data: dict[str, Any], where: str) -> Transport:
     raw = data.get("transport")
     if raw is None:
         # Configs copied from other MCP clients often omit the transport; the fields tell it.
-        for key, inferred in (("tools", "process"), ("command", "stdio"), ("url", "http")):
+        inferred: tuple[tuple[str, Transport], ...] = (
+            ("tools", "process"),
+            ("command", "stdio"),
+            ("url", "http"),
+        )
+        for key, transport in inferred:
             if key in data:
-                return inferred
+                return transport
         raise PackageError(
             "missing `transport`", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
         )
-    transport = _ALIASES.get(str(raw).lower(), str(raw).lower())
-    if transport not in TRANSPORTS:
+    named = one_of(_ALIASES.get(str(raw).lower(), str(raw).lower()), TRANSPORTS)
+    if named is None:
         raise PackageError(
             f"unknown transport {raw!r}", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
         )
-    return transport
+    return named
 
 
 def _command(command: str, package_dir: Path) -> str:

@@ -25,12 +25,15 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.jsonc import read_text
 from agentcli.assistant.package import AssistantPackage, read_yaml
 from agentcli.datafiles import YamlDocument
 from agentcli.errors import PackageError
+
+if TYPE_CHECKING:
+    from yaml import Node
 
 __all__ = [
     "ROLES",
@@ -76,9 +79,13 @@ def _node_line(file: Path, index: int, key: str | None = None) -> int | None:
     except PackageError:
         return None
     try:
-        item = document.root.value[index]
+        if document.root is None:  # an empty file: no item to point at
+            return None
+        items: list[Node] = document.root.value
+        item = items[index]
         if key is not None and isinstance(item, yaml.MappingNode):
-            for key_node, _value in item.value:
+            pairs: list[tuple[Node, Node]] = item.value
+            for key_node, _value in pairs:
                 if key_node.value == key:
                     return key_node.start_mark.line + 1
         return item.start_mark.line + 1

@@ -97,7 +97,7 @@ def load_src_function(src_dir: Path, ref: str, *, path: Path) -> Callable[..., A
     file that named it, for errors. Only files inside ``src_dir`` can be loaded."""
     file, module, function, shown = _locate_src(src_dir, ref, path)
     loaded = load_source_module(file, module)
-    target = getattr(loaded, function, None)
+    target: object = getattr(loaded, function, None)
     if not callable(target):
         raise PackageError(f"{ref!r}: {shown} has no function {function!r}", path=str(path))
     return target

@@ -29,6 +29,8 @@ from agentcli.cli.sessions import Session
 from agentcli.errors import AgentCliError, ConfigError
 
 if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
     from agentcli.assistant.conversation import Conversation
     from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 
@@ -82,7 +84,7 @@ class TerminalReader:
         from prompt_toolkit.history import FileHistory
 
         history_file.parent.mkdir(parents=True, exist_ok=True)
-        self.session: Any = PromptSession(history=FileHistory(str(history_file)))
+        self.session: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
 
     async def read(self, prompt: str) -> str:
         """The next line typed."""

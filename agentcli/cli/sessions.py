@@ -62,7 +62,8 @@ class SessionLog:
         """The session header (``assistant``, ``created``), or ``{}``."""
         for entry in self._file.read():
             if _is_event(entry, "session"):
-                return entry.data
+                header: dict[str, Any] = entry.data  # a JSON object: _is_event checked it
+                return header
         return {}
 
     def message_count(self) -> int:

@@ -17,11 +17,12 @@ import asyncio
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agentcli.errors import AgentBusyError, AgentRuntimeError
 from agentcli.models.base import Model, ModelSettings
 from agentcli.runtime.channel import AGENT, STATE, Channel, Listener, deliver
+from agentcli.runtime.choice import ToolChoice
 from agentcli.runtime.events import (
     Event,
     MessageEnd,
@@ -34,15 +35,18 @@ from agentcli.runtime.history import load_history
 from agentcli.runtime.messages import Message, MessageInput, as_messages, new_id
 from agentcli.runtime.plugins import PluginSet
 from agentcli.runtime.pump import drain, settle, wake_opening
-from agentcli.runtime.queues import MessageQueue, PendingTurn, Wake
+from agentcli.runtime.queues import MessageQueue, PendingTurn, QueueMode, Wake
 from agentcli.runtime.state import AgentState
-from agentcli.runtime.storage import Entry, MemoryStorage, Storage
+from agentcli.runtime.storage import Entry, EntryType, MemoryStorage, Storage
 from agentcli.runtime.tools import AfterToolCall, ArgumentValidator, BeforeToolCall, Tool, ToolCall
 from agentcli.runtime.turns import LENGTH_CUT, Turn, TurnResult
 
-__all__ = ["LENGTH_CUT", "Agent", "TurnResult", "as_messages"]
+__all__ = ["LENGTH_CUT", "Agent", "IfBusy", "ToolExecution", "TurnResult", "as_messages"]
 
-_IF_BUSY = ("defer", "join", "reject")
+# what ``send``/``run`` do with input that arrives while a turn runs
+IfBusy = Literal["defer", "join", "reject"]
+_IF_BUSY: tuple[IfBusy, ...] = get_args(IfBusy)
+ToolExecution = Literal["parallel", "sequential"]
 
 
 class Agent:
@@ -65,7 +69,7 @@ class Agent:
         settings: ModelSettings | None = None,
         max_steps: int = 20,
         storage: Storage | None = None,
-        tool_execution: str = "parallel",
+        tool_execution: ToolExecution = "parallel",
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         transform_context: Callable[[list[Message]], Any] | None = None,
@@ -74,13 +78,13 @@ class Agent:
         finish_turn: Callable[[TurnResult, Message], Any] | None = None,
         services: Any = None,
         tools_context: dict[str, Any] | None = None,
-        steering_mode: str = "one-at-a-time",
-        follow_up_mode: str = "one-at-a-time",
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
         id: str | None = None,
-        plugins: Iterable[Any] = (),
+        plugins: Iterable[object] = (),
         initial_state: Mapping[str, Any] | None = None,
         runtime_context: dict[str, Any] | None = None,
-        tool_choice: Any = None,
+        tool_choice: ToolChoice = None,
         active_tools: Iterable[str] | None = None,
     ) -> None:
         self.id = id or new_id()
@@ -105,10 +109,13 @@ class Agent:
         self.channel = Channel()
         self._plugins = PluginSet(plugins)
         record = weakref.WeakMethod(self._record_state)  # no agent <-> state cycle
-        # Once the agent is gone there is nothing left to record the change in.
-        self._state = AgentState(
-            initial_state, lambda value: (method := record()) is not None and method(value)
-        )
+
+        def on_change(value: dict[str, Any]) -> None:
+            method = record()
+            if method is not None:  # once the agent is gone there is nothing to record in
+                method(value)
+
+        self._state = AgentState(initial_state, on_change)
         self._steering = MessageQueue(steering_mode)
         self._follow_up = MessageQueue(follow_up_mode)
         self._inbox: deque[PendingTurn] = deque()
@@ -141,7 +148,7 @@ class Agent:
         return self._state
 
     @property
-    def plugins(self) -> tuple[Any, ...]:
+    def plugins(self) -> tuple[object, ...]:
         """The plugins in the order their hooks run."""
         return self._plugins.plugins
 
@@ -156,21 +163,21 @@ class Agent:
         return self._current.id if self._current is not None else None
 
     @property
-    def steering_mode(self) -> str:
+    def steering_mode(self) -> QueueMode:
         """How many steering messages join at once: ``one-at-a-time`` or ``all``."""
         return self._steering.mode
 
     @steering_mode.setter
-    def steering_mode(self, mode: str) -> None:
+    def steering_mode(self, mode: QueueMode) -> None:
         self._steering.mode = mode
 
     @property
-    def follow_up_mode(self) -> str:
+    def follow_up_mode(self) -> QueueMode:
         """How many follow-up messages open a turn: ``one-at-a-time`` or ``all``."""
         return self._follow_up.mode
 
     @follow_up_mode.setter
-    def follow_up_mode(self, mode: str) -> None:
+    def follow_up_mode(self, mode: QueueMode) -> None:
         self._follow_up.mode = mode
 
     def _load(self) -> None:
@@ -180,7 +187,7 @@ class Agent:
         if loaded.state is not None:
             self._state.restore(loaded.state)
 
-    def _record(self, kind: str, data: Any, turn_id: str | None) -> None:
+    def _record(self, kind: EntryType, data: Any, turn_id: str | None) -> None:
         self._plugins.record(Entry(type=kind, data=data, turn_id=turn_id), self.storage)
 
     def _record_state(self, value: dict[str, Any]) -> None:
@@ -220,7 +227,7 @@ class Agent:
     # -- sending -----------------------------------------------------------------------
 
     def send(
-        self, message: MessageInput, *, if_busy: str = "defer", trigger: bool = True
+        self, message: MessageInput, *, if_busy: IfBusy = "defer", trigger: bool = True
     ) -> str | None:
         """Submit ``message`` and return its turn id. While a turn runs, ``if_busy`` decides:
         ``defer`` queues a new turn, ``join`` adds it to the running turn's next step,
@@ -245,7 +252,7 @@ class Agent:
             self._deferred.extend(messages)
         return None
 
-    def _submit(self, messages: list[Message], if_busy: str) -> PendingTurn:
+    def _submit(self, messages: list[Message], if_busy: IfBusy) -> PendingTurn:
         busy = self.is_busy
         if busy and if_busy == "reject":
             raise AgentBusyError("the agent is running a turn", hint="use if_busy='defer'")
@@ -277,7 +284,9 @@ class Agent:
                 self._inbox.remove(pending)
             raise
 
-    async def run(self, message: MessageInput, *, if_busy: str = "defer") -> AsyncIterator[Event]:
+    async def run(
+        self, message: MessageInput, *, if_busy: IfBusy = "defer"
+    ) -> AsyncIterator[Event]:
         """Yield the events of the turn that answers ``message`` (from now on, for a join),
         ending after its ``turn_end`` and the ``agent_end`` right after it, if any."""
         queue: asyncio.Queue[Event] = asyncio.Queue()

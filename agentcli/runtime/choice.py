@@ -7,21 +7,33 @@ and a named tool are enforced: a response that ignores them fails the turn with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agentcli.runtime.tools import ToolCall
 
-__all__ = ["normalize_choice", "tool_choice_problem"]
+__all__ = [
+    "TOOL_CHOICE_MODES",
+    "ToolChoice",
+    "ToolChoiceMode",
+    "normalize_choice",
+    "tool_choice_problem",
+]
+
+ToolChoiceMode = Literal["auto", "none", "required"]
+TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = get_args(ToolChoiceMode)
+# a mode, a bare tool name, the OpenAI ``{"type": "function", "function": {"name": ...}}``
+# form, or None (the provider's default)
+ToolChoice = ToolChoiceMode | str | dict[str, Any] | None
 
 
-def normalize_choice(choice: Any) -> Any:
+def normalize_choice(choice: ToolChoice) -> ToolChoice:
     """A bare tool name as the OpenAI ``{"type": "function", ...}`` form."""
-    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+    if isinstance(choice, str) and choice not in TOOL_CHOICE_MODES:
         return {"type": "function", "function": {"name": choice}}
     return choice
 
 
-def tool_choice_problem(choice: Any, calls: list[ToolCall]) -> str | None:
+def tool_choice_problem(choice: ToolChoice, calls: list[ToolCall]) -> str | None:
     """Why the response ignores an enforced ``tool_choice`` (None when it does not)."""
     if choice in (None, "auto", "none"):
         return None

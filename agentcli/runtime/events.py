@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from agentcli.models.base import StreamPart, Usage
 from agentcli.runtime.messages import Message
@@ -45,16 +45,38 @@ __all__ = [
     "ToolResultRepaired",
     "TurnEnd",
     "TurnQueued",
+    "TurnReason",
     "TurnStart",
+    "EventType",
     "turn_events",
 ]
+
+EventType = Literal[
+    "event",
+    "agent_start",
+    "agent_end",
+    "turn_queued",
+    "turn_start",
+    "turn_end",
+    "step_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "error",
+    "tool_result_repaired",
+]
+# why a turn (and so the agent's pass over its queue) ended
+TurnReason = Literal["done", "aborted", "failed", "max_steps"]
 
 
 @dataclass(slots=True)
 class Event:
     """Base of every event; ``type`` names it on the wire."""
 
-    type: ClassVar[str] = "event"
+    type: ClassVar[EventType] = "event"
     turn_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,37 +103,37 @@ def _jsonable(value: Any) -> Any:
 class AgentStart(Event):
     """The agent left idle."""
 
-    type: ClassVar[str] = "agent_start"
+    type: ClassVar[EventType] = "agent_start"
 
 
 @dataclass(slots=True)
 class AgentEnd(Event):
     """The agent is idle again; no more loop events until the next send."""
 
-    type: ClassVar[str] = "agent_end"
-    reason: str = "done"
+    type: ClassVar[EventType] = "agent_end"
+    reason: TurnReason = "done"
 
 
 @dataclass(slots=True)
 class TurnQueued(Event):
     """A message was deferred behind the running turn."""
 
-    type: ClassVar[str] = "turn_queued"
+    type: ClassVar[EventType] = "turn_queued"
 
 
 @dataclass(slots=True)
 class TurnStart(Event):
     """A turn begins."""
 
-    type: ClassVar[str] = "turn_start"
+    type: ClassVar[EventType] = "turn_start"
 
 
 @dataclass(slots=True)
 class TurnEnd(Event):
     """A turn finished: ``reason`` is done, aborted, failed or max_steps."""
 
-    type: ClassVar[str] = "turn_end"
-    reason: str = "done"
+    type: ClassVar[EventType] = "turn_end"
+    reason: TurnReason = "done"
     message: Message | None = None
     tool_results: list[ToolResult] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -124,7 +146,7 @@ class TurnEnd(Event):
 class StepEnd(Event):
     """One model call and its tool batch finished."""
 
-    type: ClassVar[str] = "step_end"
+    type: ClassVar[EventType] = "step_end"
     step: int = 0
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
@@ -134,7 +156,7 @@ class StepEnd(Event):
 class MessageStart(Event):
     """A message begins (user, assistant, tool)."""
 
-    type: ClassVar[str] = "message_start"
+    type: ClassVar[EventType] = "message_start"
     message: Message | None = None
 
 
@@ -142,7 +164,7 @@ class MessageStart(Event):
 class MessageUpdate(Event):
     """A streamed delta of the assistant message (whose ``content`` is set at its end)."""
 
-    type: ClassVar[str] = "message_update"
+    type: ClassVar[EventType] = "message_update"
     message: Message | None = None
     delta: StreamPart | None = None
 
@@ -151,7 +173,7 @@ class MessageUpdate(Event):
 class MessageEnd(Event):
     """A message is complete."""
 
-    type: ClassVar[str] = "message_end"
+    type: ClassVar[EventType] = "message_end"
     message: Message | None = None
 
 
@@ -159,7 +181,7 @@ class MessageEnd(Event):
 class ToolExecutionStart(Event):
     """A tool call begins (after it was read, before validation and hooks)."""
 
-    type: ClassVar[str] = "tool_execution_start"
+    type: ClassVar[EventType] = "tool_execution_start"
     call: ToolCall | None = None
 
 
@@ -167,16 +189,16 @@ class ToolExecutionStart(Event):
 class ToolExecutionUpdate(Event):
     """Progress a running tool reported."""
 
-    type: ClassVar[str] = "tool_execution_update"
+    type: ClassVar[EventType] = "tool_execution_update"
     call: ToolCall | None = None
-    data: Any = None
+    data: Any = None  # whatever the tool reported (JSON)
 
 
 @dataclass(slots=True)
 class ToolExecutionEnd(Event):
     """A tool call is finalized (after ``after_tool_call``)."""
 
-    type: ClassVar[str] = "tool_execution_end"
+    type: ClassVar[EventType] = "tool_execution_end"
     call: ToolCall | None = None
     result: ToolResult | None = None
     duration_ms: float = 0.0
@@ -186,7 +208,7 @@ class ToolExecutionEnd(Event):
 class ErrorEvent(Event):
     """Something failed; the turn that saw it ends as failed."""
 
-    type: ClassVar[str] = "error"
+    type: ClassVar[EventType] = "error"
     error: str = ""
     kind: str = ""
 
@@ -195,7 +217,7 @@ class ErrorEvent(Event):
 class ToolResultRepaired(Event):
     """A stored tool call had no result; an error result was filled in when loading."""
 
-    type: ClassVar[str] = "tool_result_repaired"
+    type: ClassVar[EventType] = "tool_result_repaired"
     call: ToolCall | None = None
 
 

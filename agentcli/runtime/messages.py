@@ -10,16 +10,21 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
+from agentcli.choices import one_of
 from agentcli.models.base import Usage
 from agentcli.runtime.tools import ToolCall, ToolResult, result_text
 
 __all__ = [
+    "ROLES",
     "Message",
     "MessageInput",
+    "Role",
     "as_messages",
+    "as_role",
     "assistant_message",
     "custom_message",
     "from_openai",
@@ -32,6 +37,19 @@ __all__ = [
 ]
 
 
+# the OpenAI chat roles, and ``custom`` for the runtime-only messages plugins understand
+Role = Literal["system", "developer", "user", "assistant", "tool", "function", "custom"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+
+def as_role(value: object) -> Role:
+    """``value`` as a message role; a ``ValueError`` naming the roles for anything else."""
+    role = one_of(value, ROLES)
+    if role is None:
+        raise ValueError(f"unknown message role {value!r} (expected one of {', '.join(ROLES)})")
+    return role
+
+
 def new_id() -> str:
     """A short random id (64 bits from the OS: a third of ``uuid4``'s cost, and every case
     makes a dozen)."""
@@ -42,7 +60,7 @@ def new_id() -> str:
 class Message:
     """One conversation message."""
 
-    role: str  # system | user | assistant | tool | custom
+    role: Role
     content: Any = ""  # str, or a list of OpenAI-style content parts
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
@@ -92,7 +110,7 @@ class Message:
         """Inverse of ``to_dict``."""
         usage = data.get("usage")
         return cls(
-            role=data["role"],
+            role=as_role(data["role"]),
             content=data.get("content", ""),
             tool_calls=[
                 ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments") or {})
@@ -189,7 +207,7 @@ def from_openai(data: dict[str, Any]) -> Message:
             )
         )
     return Message(
-        role=str(data.get("role") or "user"),
+        role=as_role(data.get("role") or "user"),
         content=data.get("content") if data.get("content") is not None else "",
         tool_calls=calls,
         tool_call_id=data.get("tool_call_id"),
@@ -197,7 +215,8 @@ def from_openai(data: dict[str, Any]) -> Message:
     )
 
 
-MessageInput = str | Message | list[Message] | dict[str, Any]
+# text, a Message, an OpenAI-style dict, or a list of any of them
+MessageInput = str | Message | dict[str, Any] | Sequence["MessageInput"]
 
 
 def as_messages(message: MessageInput) -> list[Message]:

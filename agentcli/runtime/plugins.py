@@ -38,10 +38,11 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agentcli.errors import ToolConflictError
 from agentcli.models.base import Model, ModelSettings, Usage
+from agentcli.runtime.choice import ToolChoice
 from agentcli.runtime.storage import Entry, Storage
 from agentcli.runtime.tools import (  # maybe_await: shared by the hook callers
     AfterToolCall,
@@ -55,13 +56,14 @@ from agentcli.runtime.tools import (  # maybe_await: shared by the hook callers
 )
 
 if TYPE_CHECKING:
+    from agentcli.runtime.agent import Agent
     from agentcli.runtime.messages import Message
 
-__all__ = ["HOOKS", "Plugin", "PluginSet", "Step", "StepInfo", "maybe_await"]
+__all__ = ["HOOKS", "Enforce", "Hook", "Plugin", "PluginSet", "Step", "StepInfo", "maybe_await"]
 
 log = logging.getLogger("agentcli.runtime")
 
-HOOKS = (
+Hook = Literal[
     "init",
     "stop",
     "extend_instructions",
@@ -75,7 +77,12 @@ HOOKS = (
     "after_tool_call",
     "on_step_finish",
     "on_turn_finish",
-)
+]
+HOOKS: tuple[Hook, ...] = get_args(Hook)
+
+
+# where a plugin runs among the others: first, or last (None: in registration order)
+Enforce = Literal["pre", "post"]
 
 
 class Plugin:
@@ -83,10 +90,14 @@ class Plugin:
     functions: ``Plugin("stopper", on_step_finish=lambda info: {"continue": False})``."""
 
     name: str = ""
-    enforce: str | None = None  # "pre" | "post" | None
+    enforce: Enforce | None = None
 
     def __init__(
-        self, name: str | None = None, *, enforce: str | None = None, **hooks: Callable[..., Any]
+        self,
+        name: str | None = None,
+        *,
+        enforce: Enforce | None = None,
+        **hooks: Callable[..., Any],
     ) -> None:
         if name is not None:
             self.name = name
@@ -101,7 +112,7 @@ class Plugin:
         return f"<Plugin {plugin_name(self)!r}>"
 
 
-def plugin_name(plugin: Any) -> str:
+def plugin_name(plugin: object) -> str:
     """A plugin's ``name``, else its class name."""
     return getattr(plugin, "name", "") or type(plugin).__name__
 
@@ -116,7 +127,7 @@ class Step:
     instructions: str
     model: Model
     settings: ModelSettings
-    tool_choice: Any = None
+    tool_choice: ToolChoice = None
     active_tools: list[str] | None = None  # None: every tool
     tools_context: dict[str, Any] = field(default_factory=dict)
     runtime_context: dict[str, Any] = field(default_factory=dict)
@@ -135,10 +146,10 @@ class StepInfo:
     usage: Usage
 
 
-_NO_HOOKS: dict[str, tuple[Callable[..., Any], ...]] = dict.fromkeys(HOOKS, ())
+_NO_HOOKS: dict[Hook, tuple[Callable[..., Any], ...]] = dict.fromkeys(HOOKS, ())
 
 
-def _ordered(plugins: Iterable[Any]) -> tuple[Any, ...]:
+def _ordered(plugins: Iterable[object]) -> tuple[object, ...]:
     plugins = list(plugins)
     if not plugins:
         return ()
@@ -158,9 +169,9 @@ def _ordered(plugins: Iterable[Any]) -> tuple[Any, ...]:
 class PluginSet:
     """An agent's plugins, ordered, with their hooks gathered once per family."""
 
-    def __init__(self, plugins: Iterable[Any] = ()) -> None:
+    def __init__(self, plugins: Iterable[object] = ()) -> None:
         self.plugins = _ordered(plugins)
-        self._hooks: dict[str, tuple[Callable[..., Any], ...]] = _NO_HOOKS
+        self._hooks: dict[Hook, tuple[Callable[..., Any], ...]] = _NO_HOOKS
         if self.plugins:
             self._hooks = {
                 hook: tuple(
@@ -172,18 +183,18 @@ class PluginSet:
             }
         self.appends = bool(self._hooks["on_append"])
         self._async_append = any(_is_async(f) for f in self._hooks["on_append"])
-        self._started: list[Any] = []
+        self._started: list[object] = []
         self._writes: asyncio.Task[None] | None = None
 
-    def has(self, hook: str) -> bool:
+    def has(self, hook: Hook) -> bool:
         """Whether any plugin defines ``hook``."""
         return bool(self._hooks[hook])
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def init(self, agent: Any) -> None:
+    async def init(self, agent: Agent) -> None:
         """Run every ``init`` in order; on failure stop the started ones and re-raise."""
-        started: list[Any] = []
+        started: list[object] = []
         try:
             for plugin in self.plugins:
                 init = getattr(plugin, "init", None)
@@ -231,7 +242,7 @@ class PluginSet:
 
     # -- chains ------------------------------------------------------------------------
 
-    async def pipe(self, hook: str, value: Any) -> Any:
+    async def pipe(self, hook: Hook, value: Any) -> Any:
         """Feed ``value`` through every ``hook``; a None return keeps the value."""
         for function in self._hooks[hook]:
             result = await maybe_await(function(value))
@@ -239,7 +250,7 @@ class PluginSet:
                 value = result
         return value
 
-    async def first(self, hook: str, *args: Any) -> Any:
+    async def first(self, hook: Hook, *args: Any) -> Any:
         """The first non-None answer of ``hook``."""
         for function in self._hooks[hook]:
             result = await maybe_await(function(*args))
@@ -260,7 +271,7 @@ class PluginSet:
                 decision = bool(result["continue"])
         return decision
 
-    async def observe(self, hook: str, value: Any) -> None:
+    async def observe(self, hook: Hook, value: Any) -> None:
         """Call an observer hook on every plugin, swallowing errors."""
         for function in self._hooks[hook]:
             try:
@@ -359,7 +370,7 @@ def _appended(hook: Callable[[Entry], Any], entry: Entry) -> list[Entry]:
         return [entry]
 
 
-def _as_entries(value: Any, original: Entry) -> list[Entry]:
+def _as_entries(value: Entry | Iterable[Entry] | None, original: Entry) -> list[Entry]:
     if value is None:
         return [original]
     if isinstance(value, Entry):
@@ -384,7 +395,7 @@ def _is_async(function: Callable[..., Any]) -> bool:
     )
 
 
-async def _stop_all(plugins: Iterable[Any]) -> None:
+async def _stop_all(plugins: Iterable[object]) -> None:
     for plugin in plugins:
         stop = getattr(plugin, "stop", None)
         if stop is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.runtime.events import AgentEnd, AgentStart
+from agentcli.runtime.events import AgentEnd, AgentStart, TurnReason
 from agentcli.runtime.messages import Message, new_id, user_message
 from agentcli.runtime.queues import PendingTurn, Wake
 from agentcli.runtime.turns import Turn, TurnResult
@@ -35,8 +35,9 @@ async def drain(agent: Agent) -> None:
             settle(agent._inbox.popleft(), "agent loop stopped")
 
 
-async def _run_queued(agent: Agent) -> str:
-    reason, poll_follow_ups = "done", True
+async def _run_queued(agent: Agent) -> TurnReason:
+    reason: TurnReason = "done"
+    poll_follow_ups = True
     while (pending := _next_turn(agent, poll_follow_ups)) is not None:
         turn = Turn(agent, pending.turn_id, pending.messages)
         agent._current = turn

@@ -13,22 +13,26 @@ import asyncio
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
+
+from agentcli.choices import one_of
 
 if TYPE_CHECKING:
     from agentcli.runtime.messages import Message
     from agentcli.runtime.turns import TurnResult
 
-__all__ = ["QUEUE_MODES", "MessageQueue", "PendingTurn", "Wake", "check_mode"]
+__all__ = ["QUEUE_MODES", "MessageQueue", "PendingTurn", "QueueMode", "Wake", "check_mode"]
 
-QUEUE_MODES = ("one-at-a-time", "all")
+QueueMode = Literal["one-at-a-time", "all"]
+QUEUE_MODES: tuple[QueueMode, ...] = get_args(QueueMode)
 
 
-def check_mode(mode: str) -> str:
+def check_mode(mode: object) -> QueueMode:
     """``mode`` if it is a queue mode, else a ``ValueError`` naming the choices."""
-    if mode not in QUEUE_MODES:
+    checked = one_of(mode, QUEUE_MODES)
+    if checked is None:
         raise ValueError(f"queue mode must be 'one-at-a-time' or 'all', not {mode!r}")
-    return mode
+    return checked
 
 
 class MessageQueue:
@@ -36,17 +40,17 @@ class MessageQueue:
 
     __slots__ = ("_items", "_mode")
 
-    def __init__(self, mode: str = "one-at-a-time") -> None:
+    def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
         self._items: deque[Message] = deque()
         self._mode = check_mode(mode)
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> QueueMode:
         """``one-at-a-time`` or ``all``."""
         return self._mode
 
     @mode.setter
-    def mode(self, mode: str) -> None:
+    def mode(self, mode: QueueMode) -> None:
         self._mode = check_mode(mode)
 
     def push(self, messages: Iterable[Message]) -> None:

@@ -12,14 +12,24 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TextIO, get_args
 
+from agentcli.choices import one_of
 from agentcli.errors import AgentRuntimeError
 from agentcli.runtime.messages import new_id
 
-__all__ = ["Entry", "JsonlStorage", "MemoryStorage", "Storage", "StorageError"]
+__all__ = [
+    "ENTRY_TYPES",
+    "Entry",
+    "EntryType",
+    "JsonlStorage",
+    "MemoryStorage",
+    "Storage",
+    "StorageError",
+]
 
-ENTRY_TYPES = ("message", "event", "state")
+EntryType = Literal["message", "event", "state"]
+ENTRY_TYPES: tuple[EntryType, ...] = get_args(EntryType)
 
 
 class StorageError(AgentRuntimeError):
@@ -30,8 +40,8 @@ class StorageError(AgentRuntimeError):
 class Entry:
     """One stored record."""
 
-    type: str  # message | event | state
-    data: Any
+    type: EntryType
+    data: Any  # JSON: a message's or event's JSON form, or the state
     id: str = field(default_factory=new_id)
     timestamp: float = field(default_factory=time.time)
     turn_id: str | None = None
@@ -53,9 +63,11 @@ class Entry:
         """Inverse of ``to_dict``; raises ``ValueError`` for a malformed record."""
         if not isinstance(data, dict):
             raise ValueError("an entry must be a JSON object")
-        kind = data.get("type")
-        if kind not in ENTRY_TYPES:
-            raise ValueError(f"unknown entry type {kind!r} (expected one of {ENTRY_TYPES})")
+        kind = one_of(data.get("type"), ENTRY_TYPES)
+        if kind is None:
+            raise ValueError(
+                f"unknown entry type {data.get('type')!r} (expected one of {ENTRY_TYPES})"
+            )
         return cls(
             type=kind,
             data=data.get("data"),
@@ -105,7 +117,7 @@ class JsonlStorage:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._file: Any = None
+        self._file: TextIO | None = None
 
     def append(self, entry: Entry) -> None:
         """Record one entry and flush it."""

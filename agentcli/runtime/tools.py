@@ -14,12 +14,17 @@ import functools
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.jsonsafe import json_safe
 from agentcli.threads import in_own_thread
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+    from agentcli.runtime.events import Event
 
 __all__ = [
     "Tool",
@@ -182,12 +187,12 @@ class Replace:
 
 BeforeToolCall = Callable[[ToolCall, Any], Any]
 AfterToolCall = Callable[[ToolCall, ToolResult], Any]
-Emit = Callable[[Any], Awaitable[None]]
+Emit = Callable[["Event"], Coroutine[Any, Any, None]]
 
 _RESULT_FIELDS = ("content", "is_error", "terminate", "details")
 
 
-def as_decision(value: Any) -> Block | Replace | None:
+def as_decision(value: object) -> Block | Replace | None:
     """A ``before_tool_call`` answer as a decision: the dataclasses, their dict spellings
     (``{"block": True, "reason": ..., "terminate": ...}``, ``{"arguments": {...}}``) or
     ``False`` (block); anything else allows the call."""
@@ -204,7 +209,7 @@ def as_decision(value: Any) -> Block | Replace | None:
     return None
 
 
-def apply_override(result: ToolResult, override: Any) -> ToolResult:
+def apply_override(result: ToolResult, override: object) -> ToolResult:
     """``result`` after an ``after_tool_call`` answer: a ToolResult replaces it, a dict
     replaces the fields it names (content, is_error, terminate, details), None keeps it."""
     if override is None:
@@ -223,7 +228,7 @@ class ArgumentValidator:
     jsonschema imported only when a schema has something to check)."""
 
     def __init__(self) -> None:
-        self._validators: dict[int, Any] = {}
+        self._validators: dict[int, Draft202012Validator] = {}
 
     def errors(self, tool: Tool, arguments: dict[str, Any]) -> str | None:
         """A one-line description of what is wrong, or None."""

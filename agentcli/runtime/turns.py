@@ -22,8 +22,9 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from agentcli.choices import one_of
 from agentcli.errors import ModelError, ProviderError, ToolChoiceViolationError, ToolConflictError
 from agentcli.models.base import (
     Model,
@@ -45,6 +46,7 @@ from agentcli.runtime.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
     TurnEnd,
+    TurnReason,
     TurnStart,
 )
 from agentcli.runtime.messages import Message, new_id, tool_message
@@ -54,7 +56,7 @@ from agentcli.runtime.tools import Tool, ToolCall, ToolExecutor, ToolResult
 if TYPE_CHECKING:
     from agentcli.runtime.agent import Agent
 
-__all__ = ["LENGTH_CUT", "Turn", "TurnResult"]
+__all__ = ["FINISH_DECISIONS", "LENGTH_CUT", "FinishDecision", "Turn", "TurnResult"]
 
 log = logging.getLogger("agentcli.runtime")
 
@@ -62,6 +64,10 @@ LENGTH_CUT = (
     "The response was cut off by the length limit before this tool call was complete; "
     "re-issue the call with complete arguments."
 )
+
+# what a ``finish_turn`` hook may answer (itself or as ``{"action": ...}``); else no opinion
+FinishDecision = Literal["end", "continue"]
+FINISH_DECISIONS: tuple[FinishDecision, ...] = get_args(FinishDecision)
 
 _ERROR_KINDS: dict[type[Exception], str] = {
     ToolChoiceViolationError: "tool_choice",
@@ -74,7 +80,7 @@ class TurnResult:
     """What one turn did."""
 
     turn_id: str
-    reason: str  # done | aborted | failed | max_steps
+    reason: TurnReason
     messages: list[Message] = field(default_factory=list)
     tool_results: list[ToolResult] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -132,7 +138,7 @@ class Turn:
         self.tools: dict[str, Tool] = agent.tools
         self.tools_context: dict[str, Any] = agent.tools_context
         self.runtime_context: dict[str, Any] = agent.runtime_context
-        self._task: asyncio.Task[str] | None = None
+        self._task: asyncio.Task[TurnReason] | None = None
         self._abort_requested = False
         self._streaming: _Streaming | None = None
         self._executor: ToolExecutor | None = None
@@ -200,7 +206,7 @@ class Turn:
             await agent._plugins.observe("on_turn_finish", result)
         return result
 
-    async def _body(self) -> str:
+    async def _body(self) -> TurnReason:
         agent = self.agent
         if not agent._ready:
             await agent._init(self.id)
@@ -217,7 +223,7 @@ class Turn:
             if reason is not None:
                 return reason
 
-    async def _step(self, number: int) -> str | None:
+    async def _step(self, number: int) -> TurnReason | None:
         agent, result = self.agent, self.result
         first = len(result.messages)
         response, settings = await self._respond(number)
@@ -397,7 +403,7 @@ class Turn:
         self.result.tool_results.extend(results)
         await self.agent._append_all([tool_message(item) for item in results], self.id)
 
-    async def _finish_turn(self, message: Message) -> str | None:
+    async def _finish_turn(self, message: Message) -> FinishDecision | None:
         """The ``finish_turn`` decision for this response (ignored for error/aborted ones)."""
         hook = self.agent.finish_turn
         if hook is None:
@@ -414,7 +420,7 @@ class Turn:
             return None
         if isinstance(decision, Mapping):
             decision = decision.get("action")
-        return decision if decision in ("end", "continue") else None
+        return one_of(decision, FINISH_DECISIONS)
 
     async def _close(self, finish_reason: str) -> None:
         """Keep the transcript well formed after an abort or failure: record input that was

@@ -1,0 +1,23 @@
+"""Narrowing a value to one of a ``Literal``'s strings (statuses, kinds, modes).
+
+A kind is declared once, as a ``Literal`` alias, and its values read from it
+(``MODES: tuple[Mode, ...] = get_args(Mode)``); ``one_of`` is how untyped input (JSON, YAML,
+a caller's argument) becomes that type: the matching value, or None, so the caller says
+what was wrong in its own words.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+__all__ = ["one_of"]
+
+Choice = TypeVar("Choice", bound=str)
+
+
+def one_of(value: object, choices: tuple[Choice, ...]) -> Choice | None:
+    """The member of ``choices`` equal to ``value``, else None."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    return None
