@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import CaseFileError, ConfigError
-from agentcli.eval.cases.files import display_path, json_name, read_items, schema_problems
+from agentcli.eval.cases.files import display_path, read_items, schema_problems
 from agentcli.eval.cases.inputs import build_messages, messages_text, normalize_input
 from agentcli.eval.checks.assertions import validate_assertion
+from agentcli.jsonsafe import json_type_words
 
 __all__ = [
     "Assertion",
@@ -399,7 +400,9 @@ def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
     try:
         for line, obj in read_items(path, shown, problems):
             if not isinstance(obj, dict):
-                problems.append(f"{shown}:{line}: a case must be an object, got {json_name(obj)}")
+                problems.append(
+                    f"{shown}:{line}: a case must be an object, got {json_type_words(obj, array='a list')}"
+                )
                 continue
             case_id = obj.get("id")
             if isinstance(case_id, str) and case_id:
