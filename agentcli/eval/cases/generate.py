@@ -25,7 +25,8 @@ from urllib.parse import parse_qsl
 from agentcli.assistant.hooks import call_user_function
 from agentcli.errors import AgentCliError, CaseFileError, ConfigError
 from agentcli.eval.cases.files import SCHEMA_PATH
-from agentcli.eval.cases.model import Case, parse_case
+from agentcli.eval.cases.model import Case
+from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.checks.matching import extract_json
 from agentcli.eval.run.services import HookRunner, ask_helper
 from agentcli.jsonsafe import json_type_words
