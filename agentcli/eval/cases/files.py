@@ -2,11 +2,8 @@
 
 The readers yield ``(line, object)`` pairs and record parse problems instead of raising,
 so the loader can report every mistake of a file at once. ``schema_problems`` checks one
-case object against ``case.schema.json``, compiled once by fastjsonschema, which answers
-"valid" quickly; only an invalid case pays for jsonschema (Draft 2020-12, imported lazily)
-to find and explain all that is wrong with it. The schema is written so that both read it
-alike (a ``$ref`` has no sibling keywords: fastjsonschema follows draft 7, which ignores
-them); a test holds the two to the same answers.
+case object against ``case.schema.json`` (see ``agentcli.schemas``: a compiled quick check,
+jsonschema to explain an invalid case) and says what is wrong in words.
 """
 
 from __future__ import annotations
@@ -34,8 +31,9 @@ from agentcli.datafiles import (
 )
 from agentcli.errors import PackageError
 from agentcli.jsonsafe import expected_words, json_type_words
+from agentcli.schemas import ShippedSchema
 
-__all__ = ["SCHEMA_PATH", "display_path", "read_items", "schema_problems"]
+__all__ = ["CASE_SCHEMA", "SCHEMA_PATH", "display_path", "read_items", "schema_problems"]
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 
@@ -197,49 +195,13 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
 # --- schema ------------------------------------------------------------------------------
 
 
-@functools.cache
-def _schema() -> dict[str, Any]:
-    """The shipped case schema."""
-    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return schema
-
-
-@functools.cache
-def _conforms() -> Callable[[Any], bool]:
-    """Whether a case satisfies the schema, by the schema compiled once to Python code
-    (fastjsonschema: about 3 µs a case, so 100k-case files load in seconds)."""
-    import fastjsonschema
-
-    validate = fastjsonschema.compile(
-        _schema(), detailed_exceptions=False, use_default=False, use_formats=False
-    )
-    invalid = fastjsonschema.JsonSchemaException
-
-    def conforms(value: Any) -> bool:
-        try:
-            validate(value)
-        except invalid:
-            return False
-        return True
-
-    return conforms
-
-
-@functools.cache
-def _validator() -> Any:
-    """The case schema's jsonschema validator (Draft 2020-12, imported only for a case that
-    fails the quick check): it finds every error of the case, which the messages explain."""
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(_schema())
+CASE_SCHEMA = ShippedSchema(SCHEMA_PATH)
 
 
 def schema_problems(obj: Any) -> list[str]:
     """Schema violations of one case object, each as ``field.path: message``."""
-    if _conforms()(obj):
-        return []
     problems = []
-    for error in _validator().iter_errors(obj):
+    for error in CASE_SCHEMA.errors(obj):
         where = field_path(error.absolute_path)
         for message in _error_messages(error):
             problems.append(f"{where}: {message}" if where else message)
