@@ -14,16 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentcli.errors import AgentRuntimeError
+from agentcli.errors import StorageError
 from agentcli.runtime.messages import new_id
 
 __all__ = ["Entry", "JsonlStorage", "MemoryStorage", "Storage", "StorageError"]
 
 ENTRY_TYPES = ("message", "event", "state")
-
-
-class StorageError(AgentRuntimeError):
-    """A stored session could not be read."""
 
 
 @dataclass(slots=True)
