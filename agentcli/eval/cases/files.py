@@ -137,7 +137,7 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     except json.JSONDecodeError as exc:
         problems.append(f"{shown}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}")
         return
-    start = _JSON_WS.match(text).end()
+    start = _after_whitespace(text, 0)
     line = text.count("\n", 0, start) + 1
     if isinstance(document, dict):
         try:
@@ -155,7 +155,7 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     unique, plain = json.JSONDecoder(object_pairs_hook=unique_object), json.JSONDecoder()
     position, counted = start + 1, start
     for _ in document:
-        position = _JSON_WS.match(text, position).end()
+        position = _after_whitespace(text, position)
         line += text.count("\n", counted, position)
         counted = position
         try:
@@ -165,7 +165,13 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
             _, position = plain.raw_decode(text, position)
         else:
             yield line, item
-        position = _JSON_WS.match(text, position).end() + 1  # skip the "," or "]"
+        position = _after_whitespace(text, position) + 1  # skip the "," or "]"
+
+
+def _after_whitespace(text: str, position: int) -> int:
+    """The offset of the first non-whitespace character (JSON's whitespace) from ``position``."""
+    match = _JSON_WS.match(text, position)
+    return match.end() if match else position
 
 
 def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
