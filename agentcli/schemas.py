@@ -3,9 +3,9 @@ checked two ways: fastjsonschema compiles it once to Python code that answers "v
 in microseconds, and only a value that fails pays for jsonschema (Draft 2020-12, imported
 lazily), which finds every error for the messages.
 
-fastjsonschema follows draft 7, which ignores the keywords beside a ``$ref``; the shipped
-schemas put a ``$ref`` alone (or inside ``allOf``), so both read them alike, and tests
-hold the two to the same answers.
+fastjsonschema ignores the keywords beside a ``$ref`` (as draft 7 does; 2020-12 applies
+them), so the shipped schemas put a ``$ref`` alone or inside ``allOf``, where both read it
+alike; tests hold the two to the same answers on generated values.
 """
 
 from __future__ import annotations
