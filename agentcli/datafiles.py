@@ -24,6 +24,7 @@ import itertools
 import json
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -39,14 +40,22 @@ __all__ = [
     "MAX_FILE_BYTES",
     "DuplicateKeyError",
     "YamlDocument",
+    "YamlLines",
     "decode_text",
+    "field_path",
     "foreign_bom",
+    "line_of",
+    "node_line",
     "load_yaml",
     "loads_json",
     "read_text",
+    "read_yaml_lines",
     "unique_object",
     "yaml_error",
 ]
+
+# The 1-based line of every key path of a YAML document: ("rules", 2, "when") -> 14.
+YamlLines = dict[tuple[Any, ...], int]
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_DEPTH = 64
@@ -309,6 +318,26 @@ class YamlDocument:
                 error = PackageError(error.detail, path=self.path, line=node.start_mark.line + 1)
             raise error from None
 
+    def entries(self) -> list[Any] | None:
+        """The nodes of the cases, rules or items a file lists: a top-level list's items, or
+        the one top-level mapping; ``[]`` for an empty document, None for a scalar."""
+        import yaml
+
+        if self.root is None:
+            return []
+        if isinstance(self.root, yaml.MappingNode):
+            return [self.root]
+        if isinstance(self.root, yaml.SequenceNode):
+            return list(self.root.value)
+        return None
+
+    def lines(self) -> YamlLines:
+        """The line of every key path (a mapping key's line for the key and its value)."""
+        lines: YamlLines = {}
+        if self.root is not None:
+            _index_lines(self.root, (), lines)
+        return lines
+
     def close(self) -> None:
         """Release the parser."""
         self._loader.dispose()
@@ -400,6 +429,26 @@ def _python_error(text: str) -> YAMLError | None:
     return None
 
 
+def _index_lines(node: Node, path: tuple[Any, ...], lines: YamlLines) -> None:
+    """Note the line of ``node`` and of everything inside it (depth is at most MAX_DEPTH)."""
+    import yaml
+
+    lines[path] = node_line(node)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            child = (*path, str(key_node.value))
+            _index_lines(value_node, child, lines)
+            lines[child] = node_line(key_node)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _index_lines(item, (*path, index), lines)
+
+
+def node_line(node: Node) -> int:
+    """The 1-based line a YAML node starts on."""
+    return int(node.start_mark.line) + 1
+
+
 def _children(node: Node, yaml: ModuleType) -> list[Node]:
     """The nodes directly inside ``node`` (keys and values of a mapping)."""
     if isinstance(node, yaml.MappingNode):
@@ -419,3 +468,33 @@ def load_yaml(text: str, path: Path | str) -> Any:
         return document.value()
     finally:
         document.close()
+
+
+def read_yaml_lines(path: Path, *, name: str | None = None) -> tuple[Any, YamlLines]:
+    """A YAML file's value and the line of every key path in it; any problem (a duplicate
+    key too) is a PackageError naming the file (called ``name`` there) and line."""
+    shown = name or str(path)
+    document = YamlDocument(read_text(path, name=shown), shown)
+    try:
+        if document.duplicates:
+            raise document.duplicates[0]
+        return document.value(), document.lines()
+    finally:
+        document.close()
+
+
+def line_of(lines: YamlLines, path: tuple[Any, ...]) -> int | None:
+    """The line of ``path``, else of its nearest ancestor that has one."""
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return lines.get(())
+
+
+def field_path(parts: Iterable[Any]) -> str:
+    """A key path as users read it: ``("rules", 2, "when")`` -> ``rules[2].when``."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text

@@ -19,6 +19,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     │   └── ToolServerError            an MCP server failed to start or stopped (exit 1)
     ├── HookError                      a Create/Next hook or eval hook raised
     ├── OutputError                    results or a report could not be written once the run began
+    ├── StorageError                   a store on disk (a session file, the memory store) is unusable now
     └── AgentRuntimeError              misuse of the runtime
         ├── AgentBusyError             send(if_busy="reject") while a turn runs
         ├── ToolConflictError          two sources registered the same tool name
@@ -48,6 +49,7 @@ __all__ = [
     "ProviderError",
     "RateLimited",
     "ResponseTooLarge",
+    "StorageError",
     "ToolChoiceViolationError",
     "ToolConflictError",
     "ToolError",
@@ -222,6 +224,12 @@ class OutputError(AgentCliError):
     results written so far are."""
 
     exit_code = 1
+
+
+class StorageError(AgentCliError):
+    """A store on disk could not be read or written: a corrupt session file, a memory
+    store another process holds locked. Not a misuse of the runtime: the message names the
+    file and what to do."""
 
 
 class AgentRuntimeError(AgentCliError):

@@ -1,12 +1,26 @@
 """User values (a tool's result, a hook's Next data, a trace node's output) as plain JSON
 values, so every writer and reader of results can take them: whatever a user function
-returns, a results file is written."""
+returns, a results file is written. And the JSON type of a value, by name and in words,
+for every message that says what a value is or should be."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Literal, get_args
 
-__all__ = ["MAX_DEPTH", "json_safe"]
+__all__ = [
+    "JSON_TYPES",
+    "MAX_DEPTH",
+    "JsonType",
+    "expected_words",
+    "json_safe",
+    "json_type",
+    "json_type_words",
+    "type_words",
+]
+
+JsonType = Literal["string", "number", "boolean", "array", "object", "null"]
+JSON_TYPES: tuple[JsonType, ...] = get_args(JsonType)
 
 MAX_DEPTH = 100  # levels of nesting kept; deeper values are cut (writers recurse per level)
 # Python refuses to print an integer of more than 4,300 digits (int_max_str_digits):
@@ -108,3 +122,57 @@ def _key(key: Any) -> str:
         return "null"
     safe = _safe(key, MAX_DEPTH - 1, set())
     return safe if isinstance(safe, str) else str(safe)
+
+
+# ---------------------------------------------------------------------------- type names
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value (``string number boolean array object null``;
+    a tuple is an array), else its Python type name (``set``, ``datetime``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+_WORDS = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "a boolean",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def type_words(name: str, *, array: str = "an array") -> str:
+    """A JSON type name as a message says it: ``a string``, ``an object``, ``null``.
+    ``array`` is the word for lists: case files, often YAML, say ``a list``."""
+    if name == "array":
+        return array
+    return _WORDS.get(name, f"a {name}")
+
+
+def json_type_words(value: Any, *, array: str = "an array") -> str:
+    """The JSON type of ``value`` in words (``got a string``), see ``type_words``."""
+    return type_words(json_type(value), array=array)
+
+
+def expected_words(names: str | Iterable[str], *, array: str = "an array") -> str:
+    """What a value must be, from the JSON type names a schema allows: ``a string or null``;
+    a boolean is ``true or false``."""
+    names = [names] if isinstance(names, str) else list(names)
+    return " or ".join(
+        "true or false" if name == "boolean" else type_words(name, array=array) for name in names
+    )

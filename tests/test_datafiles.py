@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,12 @@ from agentcli.datafiles import (
     MAX_DEPTH,
     DuplicateKeyError,
     YamlDocument,
+    field_path,
+    line_of,
     load_yaml,
     loads_json,
     read_text,
+    read_yaml_lines,
 )
 from agentcli.errors import PackageError
 
@@ -156,3 +160,71 @@ def test_loads_json_duplicate_keys_only_when_asked():
     assert loads_json('{"a": 1, "a": 2}') == {"a": 2}
     with pytest.raises(DuplicateKeyError, match='duplicate key "a" in one object'):
         loads_json('{"b": {"a": 1, "a": 2}}', unique_keys=True)
+
+
+# --- the shared YAML reader with lines ------------------------------------------------------
+
+
+def test_read_yaml_lines_returns_data_and_lines(tmp_path: Path, loader):
+    path = tmp_path / "x.yml"
+    path.write_text("# comment\na:\n  b: 1\n  c:\n    - x\n    - y\n", encoding="utf-8")
+    data, lines = read_yaml_lines(path)
+    assert data == {"a": {"b": 1, "c": ["x", "y"]}}
+    assert lines[("a",)] == 2 and lines[("a", "b")] == 3 and lines[("a", "c", 1)] == 6
+    assert line_of(lines, ("a", "c", 1, "missing")) == 6
+
+
+def test_read_yaml_lines_of_empty_file(tmp_path: Path):
+    (tmp_path / "x.yml").write_text("", encoding="utf-8")
+    assert read_yaml_lines(tmp_path / "x.yml") == (None, {})
+
+
+def test_read_yaml_lines_rejects_bad_bytes_and_duplicates(tmp_path: Path):
+    path = tmp_path / "x.yml"
+    path.write_bytes(b"a: \xff\n")
+    with pytest.raises(PackageError, match=r"x\.yml:1:4: not UTF-8 text"):
+        read_yaml_lines(path)
+    path.write_text("a: 1\na: 2\n", encoding="utf-8")
+    with pytest.raises(
+        PackageError, match=r"shown\.yml:2:1: duplicate key \"a\" \(first at line 1\)"
+    ):
+        read_yaml_lines(path, name="shown.yml")
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("- a: 1\n- b: 2\n\n- c\n", [1, 2, 4]),
+        ("id: one\ninput: x\n", [1]),
+        ("", []),
+        ("just text\n", None),
+    ],
+    ids=["list", "mapping", "empty", "scalar"],
+)
+def test_entries_are_a_lists_items_or_the_one_mapping(loader, text, lines):
+    document = YamlDocument(text, "x.yml")
+    try:
+        entries = document.entries()
+        found = None if entries is None else [datafiles.node_line(node) for node in entries]
+        assert found == lines
+    finally:
+        document.close()
+
+
+def test_field_path_reads_as_users_write_it():
+    assert field_path(("rules", 2, "when", "user")) == "rules[2].when.user"
+    assert field_path([0, "assert"]) == "[0].assert"
+    assert field_path(()) == ""
+
+
+def test_datafiles_is_the_only_yaml_reader():
+    """Every YAML file is read by datafiles, with its limits and errors; no module parses
+    YAML (or walks PyYAML nodes) on its own."""
+    package = Path(datafiles.__file__).parent
+    readers = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "datafiles.py"
+        and re.search(r"^\s*(import yaml|from yaml\b)", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert readers == []

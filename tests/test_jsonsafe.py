@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections import OrderedDict
 
-from agentcli.jsonsafe import MAX_DEPTH, json_safe
+import pytest
+
+from agentcli.jsonsafe import (
+    JSON_TYPES,
+    MAX_DEPTH,
+    expected_words,
+    json_safe,
+    json_type,
+    json_type_words,
+    type_words,
+)
 from agentcli.runtime.tools import result_text
 
 
@@ -52,3 +63,42 @@ def test_a_tool_result_of_any_shape_reaches_the_model_as_text():
     loop.append(loop)
     assert result_text(loop) == '["<circular reference>"]'
     assert result_text(10**5000) == '"<an integer of about 5,001 digits>"'
+
+
+# --- type names and words -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "name", "words"),
+    [
+        (None, "null", "null"),
+        (False, "boolean", "a boolean"),
+        (3, "number", "a number"),
+        (2.5, "number", "a number"),
+        ("s", "string", "a string"),
+        ([], "array", "an array"),
+        ((1, 2), "array", "an array"),
+        ({}, "object", "an object"),
+        (datetime.date(2024, 1, 1), "date", "a date"),
+    ],
+)
+def test_json_type_by_name_and_in_words(value, name, words):
+    assert json_type(value) == name
+    assert json_type_words(value) == words
+
+
+def test_the_word_for_an_array_is_the_callers():
+    assert json_type_words([1], array="a list") == "a list"
+    assert type_words("array", array="a list") == "a list"
+    assert type_words("integer") == "an integer"
+
+
+def test_expected_words_join_the_allowed_types():
+    assert expected_words("boolean") == "true or false"
+    assert expected_words(["string", "null"]) == "a string or null"
+    assert expected_words(["object", "array"], array="a list") == "an object or a list"
+
+
+def test_json_types_are_every_name_json_type_returns():
+    assert JSON_TYPES == ("string", "number", "boolean", "array", "object", "null")
+    assert {json_type(v) for v in ("", 1, True, [], {}, None)} == set(JSON_TYPES)

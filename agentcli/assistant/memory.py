@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import AgentRuntimeError, ConfigError
+from agentcli.errors import AgentRuntimeError, ConfigError, StorageError
 
 __all__ = [
     "DEFAULT_TTLS",
@@ -171,10 +171,20 @@ class MemoryStore:
             raise
         return conn
 
-    def _busy_error(self, exc: sqlite3.OperationalError) -> AgentRuntimeError:
-        return AgentRuntimeError(
-            f"the memory store {self.path or ':memory:'} is not available: {exc}",
-            hint="another agent process may hold it; retry, or use another AGENTCLI_HOME",
+    def _busy_error(self, exc: sqlite3.OperationalError) -> StorageError:
+        """The error for a store SQLite cannot use now: locked by another process (once
+        the busy timeout has passed), or failing to write."""
+        where = self.path or ":memory:"
+        if "locked" in str(exc) or "busy" in str(exc):
+            return StorageError(
+                f"the memory store {where} is locked by another process"
+                f" (still after {self._busy_timeout:g}s)",
+                hint="another agent process is writing to it: retry when it is done,"
+                " or set AGENTCLI_HOME to another folder",
+            )
+        return StorageError(
+            f"cannot use the memory store {where}: {exc}",
+            hint="check the disk and the file's permissions, or set AGENTCLI_HOME to another folder",
         )
 
 

@@ -1,7 +1,7 @@
 """Assistant packages on disk: ``package.yao`` loading and validation, ids, roots, ``$ENV``.
 
 A package is a folder holding ``package.yao`` (else ``package.json``, else
-``package.jsonc``). Its id is the path below the nearest ``assistants/`` folder with ``/``
+``package.jsonc``), checked against the shipped ``package.schema.json``. Its id is the path below the nearest ``assistants/`` folder with ``/``
 replaced by ``.``. This module only reads and validates; prompts, locales, hooks and tools
 live in their own modules and take the :class:`AssistantPackage` returned here.
 """
@@ -9,6 +9,7 @@ live in their own modules and take the :class:`AssistantPackage` returned here.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -19,9 +20,13 @@ from typing import Any
 from agentcli.assistant.jsonc import parse_jsonc, read_text
 from agentcli.datafiles import load_yaml
 from agentcli.errors import ConfigError, PackageError, UnknownAssistantError
+from agentcli.jsonsafe import expected_words, json_type_words
+from agentcli.schemas import ShippedSchema
 
 __all__ = [
     "PACKAGE_FILES",
+    "PACKAGE_SCHEMA",
+    "SCHEMA_PATH",
     "AssistantPackage",
     "McpServerRef",
     "assistant_id",
@@ -163,24 +168,16 @@ def read_yaml(path: Path) -> Any:
 
 # ---------------------------------------------------------------------------- validation
 
+SCHEMA_PATH = Path(__file__).with_name("package.schema.json")
+PACKAGE_SCHEMA = ShippedSchema(SCHEMA_PATH)
 
-def _json_type(value: Any) -> str:
-    """The JSON name of a Python value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+# A typo of a known field is told apart from a Yao extension by how close it is.
+_SUGGEST_CUTOFF = 0.8
 
 
-class _Validator:
-    """Type checks for one package file, producing errors that name the file and field."""
+class _Problems:
+    """Turns the schema errors of one package file into one PackageError with the field's
+    name, its line and what to do."""
 
     def __init__(self, file: Path, text: str) -> None:
         self.file = file
@@ -188,155 +185,129 @@ class _Validator:
 
     def fail(self, field_name: str, message: str, hint: str | None = None) -> PackageError:
         """A PackageError for ``field_name``, with its line when the key occurs only once."""
-        key = field_name.rsplit(".", 1)[-1]
-        occurrences = [m.start() for m in re.finditer(rf'"{re.escape(key)}"\s*:', self.text)]
-        line = self.text.count("\n", 0, occurrences[0]) + 1 if len(occurrences) == 1 else None
         return PackageError(
-            f"field '{field_name}' {message}", path=str(self.file), line=line, hint=hint
+            f"field '{field_name}' {message}",
+            path=str(self.file),
+            line=self.line(field_name),
+            hint=hint,
         )
 
-    def string(self, value: Any, name: str) -> str:
-        """A string field."""
-        if not isinstance(value, str):
-            raise self.fail(name, f"must be a string, got {_json_type(value)}")
-        return value
+    def line(self, field_name: str) -> int | None:
+        """The line of the last named key of ``field_name`` when the file has it only once."""
+        keys = [part for part in field_name.split(".") if not part.isdigit()]
+        if not keys:
+            return None
+        pattern = rf'"{re.escape(keys[-1])}"\s*:'
+        occurrences = [m.start() for m in re.finditer(pattern, self.text)]
+        return self.text.count("\n", 0, occurrences[0]) + 1 if len(occurrences) == 1 else None
 
-    def boolean(self, value: Any, name: str) -> bool:
-        """A boolean field."""
-        if not isinstance(value, bool):
-            raise self.fail(name, f"must be true or false, got {_json_type(value)}")
-        return value
+    def first(self, data: dict[str, Any]) -> PackageError | None:
+        """The error of the first field (in file order) that breaks the schema, or None."""
+        errors = PACKAGE_SCHEMA.errors(data)
+        if not errors:
+            return None
+        order = {key: index for index, key in enumerate(data)}
+        error = min(
+            errors,
+            key=lambda e: (
+                order.get(e.absolute_path[0], -1) if e.absolute_path else -1,
+                len(e.absolute_path),
+            ),
+        )
+        return self.explain(error)
 
-    def integer(self, value: Any, name: str) -> int:
-        """An integer field (an integral float such as 1.0 is accepted)."""
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-            raise self.fail(name, f"must be an integer, got {_json_type(value)}")
-        return int(value)
-
-    def number(self, value: Any, name: str) -> float | int:
-        """A numeric field."""
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(name, f"must be a number, got {_json_type(value)}")
-        return value
-
-    def obj(self, value: Any, name: str) -> dict[str, Any]:
-        """An object field."""
-        if not isinstance(value, dict):
-            raise self.fail(name, f"must be an object, got {_json_type(value)}")
-        return value
-
-    def strings(self, value: Any, name: str) -> list[str]:
-        """An array-of-strings field."""
-        if not isinstance(value, list):
-            raise self.fail(name, f"must be an array of strings, got {_json_type(value)}")
-        for index, item in enumerate(value):
-            self.string(item, f"{name}.{index}")
-        return list(value)
-
-
-def _connector_options(v: _Validator, value: Any) -> dict[str, Any]:
-    options = dict(v.obj(value, "connector_options"))
-    for key, check in (("optional", v.boolean), ("connectors", v.strings), ("filters", v.strings)):
-        if options.get(key) is not None:
-            options[key] = check(options[key], f"connector_options.{key}")
-    return options
+    def explain(self, error: Any) -> PackageError:
+        """The PackageError for one jsonschema error."""
+        name = ".".join(str(part) for part in error.absolute_path)
+        kind, schema, instance = error.validator, error.schema, error.instance
+        if kind == "required":
+            key = next(k for k in error.validator_value if k not in instance)
+            wanted = schema["properties"][key]
+            examples = wanted.get("examples") or schema.get("examples")
+            if not name:
+                hint = f'add "{key}": {json.dumps(examples[0])}' if examples else None
+                return PackageError(
+                    f"missing required field '{key}'", path=str(self.file), hint=hint
+                )
+            hint = f"e.g. {json.dumps(examples[0])}" if examples else None
+            return self.fail(name, f"needs a '{key}' {wanted['type']}", hint)
+        if kind == "type":
+            return self.fail(name, f"must be {_expected(schema)}, got {json_type_words(instance)}")
+        if kind == "minLength":
+            return self.fail(name, "must not be empty")
+        return self.fail(name, str(error.message))
 
 
-def _options(v: _Validator, value: Any) -> dict[str, Any]:
-    options = dict(v.obj(value, "options"))
-    for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
-        if options.get(key) is not None:
-            v.number(options[key], f"options.{key}")
+def _expected(schema: dict[str, Any]) -> str:
+    """What a field must be, in words: ``an array of strings``, ``true or false`` (null,
+    which means "not set", is not mentioned)."""
+    types = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+    items = schema.get("items", {}).get("type")
+    return " or ".join(
+        f"an array of {items}s"
+        if name == "array" and isinstance(items, str)
+        else expected_words(name)
+        for name in types
+        if name != "null"
+    )
+
+
+def _values(data: dict[str, Any]) -> dict[str, Any]:
+    """The package's fields from schema-valid ``data`` (null fields left out) as the
+    dataclass holds them: integers as ints, shorthands expanded. ``data`` is already a
+    copy of the file's value (``substitute_env`` builds new containers)."""
+    known = PACKAGE_SCHEMA.schema["properties"]
+    values = {key: value for key, value in data.items() if key in known and value is not None}
+    if "sort" in values:
+        values["sort"] = int(values["sort"])  # 1.0 is an integer to JSON Schema
+    options = values.get("options", {})
     for key in ("max_tokens", "max_completion_tokens"):
         if options.get(key) is not None:
-            options[key] = v.integer(options[key], f"options.{key}")
-    return options
+            options[key] = int(options[key])
+    if isinstance(values.get("tags"), str):  # Yao accepts a single tag as a plain string
+        values["tags"] = [values["tags"]]
+    if "mcp" in values:
+        values["mcp"] = _mcp(values["mcp"])
+    for key, ids in (("kb", "collections"), ("db", "models")):
+        if isinstance(values.get(key), list):  # the id list alone
+            values[key] = {ids: values[key]}
+    return values
 
 
-def _placeholder(v: _Validator, value: Any) -> dict[str, Any]:
-    placeholder = dict(v.obj(value, "placeholder"))
-    for key in ("title", "description"):
-        if placeholder.get(key) is not None:
-            v.string(placeholder[key], f"placeholder.{key}")
-    if placeholder.get("prompts") is not None:
-        placeholder["prompts"] = v.strings(placeholder["prompts"], "placeholder.prompts")
-    return placeholder
-
-
-def _tags(v: _Validator, value: Any) -> list[str]:
-    # Yao accepts a single tag as a plain string.
-    return [value] if isinstance(value, str) else v.strings(value, "tags")
-
-
-def _mcp(v: _Validator, value: Any) -> list[McpServerRef]:
-    # ``{"servers": [...]}``, or the list itself.
-    servers = value if isinstance(value, list) else v.obj(value, "mcp").get("servers", [])
-    if not isinstance(servers, list):
-        raise v.fail("mcp.servers", f"must be an array, got {_json_type(servers)}")
+def _mcp(value: dict[str, Any] | list[Any]) -> list[McpServerRef]:
+    """``mcp``: ``{"servers": [...]}`` or the list itself; an entry is an id or an object."""
+    servers = value if isinstance(value, list) else value.get("servers", [])
     refs = []
-    for index, entry in enumerate(servers):
-        name = f"mcp.servers.{index}"
+    for entry in servers:
         if isinstance(entry, str):
             refs.append(McpServerRef(server_id=entry))
             continue
-        entry = v.obj(entry, name)
-        server_id = entry.get("server_id")
-        if not isinstance(server_id, str) or not server_id:
-            raise v.fail(
-                name,
-                "needs a 'server_id' string",
-                hint='e.g. {"server_id": "tools", "tools": ["search"]}',
+        refs.append(
+            McpServerRef(
+                entry["server_id"], tools=entry.get("tools"), resources=entry.get("resources")
             )
-        tools, resources = (
-            None if entry.get(key) is None else v.strings(entry[key], f"{name}.{key}")
-            for key in ("tools", "resources")
         )
-        refs.append(McpServerRef(server_id=server_id, tools=tools, resources=resources))
     return refs
-
-
-def _collection(v: _Validator, value: Any, key: str) -> dict[str, Any]:
-    """``kb``/``db``: an object, or an array shorthand for its id list."""
-    if isinstance(value, list):
-        return {"collections" if key == "kb" else "models": v.strings(value, key)}
-    return dict(v.obj(value, key))
-
-
-# Fields checked by one _Validator method, by method name.
-_SIMPLE_FIELDS = {
-    name: method
-    for method, names in (
-        ("string", ("name", "type", "avatar", "description", "connector", "share", "default_mode")),
-        ("boolean", ("public", "readonly", "built_in", "mentionable", "automated")),
-        ("boolean", ("disable_global_prompts",)),
-        ("integer", ("sort",)),
-        ("strings", ("modes",)),
-        ("obj", ("uses", "search")),
-    )
-    for name in names
-}
-_COMPOUND_FIELDS = {
-    "connector_options": _connector_options,
-    "options": _options,
-    "placeholder": _placeholder,
-    "tags": _tags,
-    "mcp": _mcp,
-    "kb": lambda v, value: _collection(v, value, "kb"),
-    "db": lambda v, value: _collection(v, value, "db"),
-}
-
-
-def _check_field(v: _Validator, key: str, value: Any) -> Any:
-    """The validated value of known field ``key`` (a copy for objects)."""
-    if key in _SIMPLE_FIELDS:
-        checked = getattr(v, _SIMPLE_FIELDS[key])(value, key)
-        return dict(checked) if isinstance(checked, dict) else checked
-    return _COMPOUND_FIELDS[key](v, value)
 
 
 def _is_bookkeeping(key: str) -> bool:
     """Keys editors and Yao add that are neither used nor worth a warning."""
     return key == "$schema" or key.startswith("__yao_")
+
+
+def _typo_warnings(file: Path, problems: _Problems, unknown: list[str]) -> list[str]:
+    """A warning for each unknown field that looks like a known one misspelt."""
+    known = list(PACKAGE_SCHEMA.schema["properties"])
+    warnings = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=_SUGGEST_CUTOFF)
+        if close:
+            line = problems.line(key)
+            where = f"{file}:{line}" if line is not None else str(file)
+            warnings.append(
+                f"{where}: unknown field '{key}' (did you mean '{close[0]}'?); it is not used"
+            )
+    return warnings
 
 
 # ---------------------------------------------------------------------------- loading
@@ -369,28 +340,21 @@ def load_package(
     raw = parse_jsonc(text, path=str(file))
     if not isinstance(raw, dict):
         raise PackageError(
-            f"must contain a JSON object, got {_json_type(raw)}",
+            f"must contain a JSON object, got {json_type_words(raw)}",
             path=str(file),
             hint='start from {"name": "My assistant", "connector": "echo"}',
         )
     warnings: list[str] = []
     data = substitute_env(raw, path=str(file), env=env, required=("connector",), warnings=warnings)
 
-    validator = _Validator(file, text)
-    if data.get("name") is None:
-        raise PackageError(
-            "missing required field 'name'", path=str(file), hint='add "name": "My assistant"'
-        )
-    values: dict[str, Any] = {}
-    unknown: list[str] = []
-    for key, value in data.items():
-        if key not in _SIMPLE_FIELDS and key not in _COMPOUND_FIELDS:
-            if not _is_bookkeeping(key):
-                unknown.append(key)
-        elif value is not None:
-            values[key] = _check_field(validator, key, value)
+    problems = _Problems(file, text)
+    # null means "not set": a null name is a missing one
+    error = problems.first({key: value for key, value in data.items() if value is not None})
+    if error is not None:
+        raise error
+    values = _values(data)
     if not values["name"].strip():
-        raise validator.fail("name", "must not be empty")
+        raise problems.fail("name", "must not be empty")
     if values.get("connector") == "":
         del values["connector"]
     modes = values.get("modes")
@@ -398,6 +362,9 @@ def load_package(
         warnings.append(
             f"{file}: default_mode '{values['default_mode']}' is not one of modes {modes}"
         )
+    known = PACKAGE_SCHEMA.schema["properties"]
+    unknown = [key for key in data if key not in known and not _is_bookkeeping(key)]
+    warnings += _typo_warnings(file, problems, unknown)
 
     package_root = _package_root(path, root)
     return AssistantPackage(

@@ -25,15 +25,11 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentcli.assistant.jsonc import read_text
 from agentcli.assistant.package import AssistantPackage, read_yaml
-from agentcli.datafiles import YamlDocument
+from agentcli.datafiles import line_of, read_yaml_lines
 from agentcli.errors import PackageError
-
-if TYPE_CHECKING:
-    from yaml import Node
 
 __all__ = [
     "ROLES",
@@ -72,27 +68,13 @@ def _yaml_file(base: Path) -> Path | None:
 
 def _node_line(file: Path, index: int, key: str | None = None) -> int | None:
     """The 1-based line of list item ``index`` (or of its ``key``) in a YAML file."""
-    import yaml
-
     try:
-        document = YamlDocument(read_text(file), file)
+        _data, lines = read_yaml_lines(file)
     except PackageError:
         return None
-    try:
-        if document.root is None:  # an empty file: no item to point at
-            return None
-        items: list[Node] = document.root.value
-        item = items[index]
-        if key is not None and isinstance(item, yaml.MappingNode):
-            pairs: list[tuple[Node, Node]] = item.value
-            for key_node, _value in pairs:
-                if key_node.value == key:
-                    return key_node.start_mark.line + 1
-        return item.start_mark.line + 1
-    except (AttributeError, IndexError, TypeError):
+    if (index,) not in lines:
         return None
-    finally:
-        document.close()
+    return line_of(lines, (index, key) if key is not None else (index,))
 
 
 def _item_error(file: Path, index: int, message: str, key: str | None = None) -> PackageError:

@@ -102,7 +102,7 @@ def eval_command(
     """Run eval cases."""
     import asyncio
 
-    from agentcli.eval.cases.model import parse_duration
+    from agentcli.durations import parse_duration
     from agentcli.eval.run.session import EvalRequest, run_eval
 
     if input_opt is not None:

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from agentcli.datafiles import line_of, read_yaml_lines
 from agentcli.errors import ConfigError, PackageError
 from agentcli.models.base import Model
-from agentcli.models.offline import EchoModel, FunctionModel, line_of, load_function, read_yaml
+from agentcli.models.offline import EchoModel, FunctionModel, load_function
 from agentcli.secrets import register_secret
 
 __all__ = [
@@ -86,7 +87,7 @@ class ConnectorConfig:
 def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
     """Parse ``connectors.yml``: ``alias: {model, api_base?, api_key?, ...options}`` or ``alias: model``."""
     try:
-        data, lines = read_yaml(path)
+        data, lines = read_yaml_lines(path)
     except PackageError as exc:
         raise ConfigError(exc.message, hint=exc.hint) from None
     if data is None:

@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentcli.datafiles import YamlDocument, read_text
 from agentcli.errors import ConfigError, ModelError, ProviderError
 from agentcli.models.base import (
     ModelResponse,
@@ -35,16 +34,12 @@ __all__ = [
     "EchoModel",
     "FunctionModel",
     "ToolCallSpec",
-    "YamlLines",
-    "line_of",
     "load_function",
     "message_text",
-    "read_yaml",
     "same_tool",
     "stream_reply",
     "suggest",
     "tool_names",
-    "yaml_path",
 ]
 
 _WORDS_PER_CHUNK = 3
@@ -53,7 +48,6 @@ _YIELD_EVERY = 256  # deltas between trips through the event loop (a timeout can
 _TOKEN = re.compile(r"\s*\S+\s*|\s+")
 _MODULE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
-YamlLines = dict[tuple[Any, ...], int]
 ToolCallSpec = tuple[str, dict[str, Any], str | None]  # (tool name, arguments, id or None)
 
 
@@ -69,53 +63,6 @@ def message_text(message: Mapping[str, Any]) -> str:
             if isinstance(part, Mapping) and part.get("type", "text") == "text"
         )
     return ""
-
-
-def read_yaml(path: Path) -> tuple[Any, YamlLines]:
-    """Parse a YAML file safely; return the data and the 1-based line of every key path."""
-    document = YamlDocument(read_text(path), path)
-    try:
-        if document.duplicates:
-            raise document.duplicates[0]
-        node = document.root
-        data = document.value()
-    finally:
-        document.close()
-    lines: YamlLines = {}
-    if node is not None:
-        _index_lines(node, (), lines)
-    return data, lines
-
-
-def _index_lines(node: Any, path: tuple[Any, ...], lines: YamlLines) -> None:
-    import yaml
-
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            child = (*path, str(key_node.value))
-            _index_lines(value_node, child, lines)
-            lines[child] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _index_lines(item, (*path, index), lines)
-
-
-def line_of(lines: YamlLines, path: tuple[Any, ...]) -> int | None:
-    """The line of ``path``, else of its nearest ancestor that has one."""
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return lines.get(())
-
-
-def yaml_path(path: tuple[Any, ...]) -> str:
-    """A key path as users read it: ``rules[2].when.user``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def suggest(word: str, choices: tuple[str, ...] | list[str]) -> str:

@@ -43,19 +43,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.datafiles import YamlLines, field_path, line_of, read_yaml_lines
 from agentcli.errors import PackageError, ProviderError
 from agentcli.models.base import ModelSettings, StreamPart
 from agentcli.models.offline import (
     ToolCallSpec,
-    YamlLines,
-    line_of,
     message_text,
-    read_yaml,
     same_tool,
     stream_reply,
     suggest,
     tool_names,
-    yaml_path,
 )
 from agentcli.patterns import Pattern, PatternTimeout, compile_pattern
 from agentcli.sandbox import environment, render, size_checked
@@ -206,7 +203,7 @@ def _decode(message: dict[str, Any]) -> Any:
 
 
 def _error(source: str, lines: YamlLines, at: tuple[Any, ...], message: str) -> PackageError:
-    where = f"{yaml_path(at)}: " if at else ""
+    where = f"{field_path(at)}: " if at else ""
     return PackageError(where + message, path=source, line=line_of(lines, at))
 
 
@@ -241,7 +238,7 @@ class ScriptedModel:
     def from_file(cls, path: Path | str) -> ScriptedModel:
         """Load and validate a rule file; errors name the file, rule and line."""
         path = Path(path)
-        data, lines = read_yaml(path)
+        data, lines = read_yaml_lines(path)
 
         def fail(at: tuple[Any, ...], message: str) -> PackageError:
             return _error(str(path), lines, at, message)

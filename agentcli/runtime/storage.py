@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO, get_args
 
 from agentcli.choices import one_of
-from agentcli.errors import AgentRuntimeError
+from agentcli.errors import StorageError
 from agentcli.runtime.messages import new_id
 
 __all__ = [
@@ -30,10 +30,6 @@ __all__ = [
 
 EntryType = Literal["message", "event", "state"]
 ENTRY_TYPES: tuple[EntryType, ...] = get_args(EntryType)
-
-
-class StorageError(AgentRuntimeError):
-    """A stored session could not be read."""
 
 
 @dataclass(slots=True)

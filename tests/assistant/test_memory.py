@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from agentcli.assistant.memory import (
     Namespace,
     default_memory_path,
 )
-from agentcli.errors import AgentRuntimeError, ConfigError
+from agentcli.errors import AgentRuntimeError, ConfigError, StorageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,6 +110,50 @@ def test_unwritable_location_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as caught:
         Namespace(MemoryStore(blocker / "sub" / "memory.sqlite3"), "user", "u").set("k", 1)
     assert "AGENTCLI_HOME" in (caught.value.hint or "")
+
+
+@contextmanager
+def held_exclusively(path: Path) -> Iterator[None]:
+    """Another connection holding a write lock on the SQLite file ``path``."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        yield
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def assert_locked_error(error: StorageError, path: Path) -> None:
+    """A locked store is a storage error naming the file and what to do."""
+    assert not isinstance(error, AgentRuntimeError)  # not a misuse of the runtime
+    assert (
+        error.message == f"the memory store {path} is locked by another process (still after 0.1s)"
+    )
+    assert "retry when it is done" in (error.hint or "") and "AGENTCLI_HOME" in (error.hint or "")
+
+
+def test_a_write_to_a_store_another_process_locked_is_a_storage_error(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    namespace = Namespace(MemoryStore(path, busy_timeout=0.1), "user", "u")
+    namespace.set("k", 1)  # the store is open (in WAL mode) before the lock is taken
+    with held_exclusively(path):
+        started = time.monotonic()
+        with pytest.raises(StorageError) as caught:
+            namespace.set("k", 2)
+        assert time.monotonic() - started < 3  # the busy timeout bounds the wait
+    assert_locked_error(caught.value, path)
+    namespace.set("k", 3)  # usable again once the lock is released
+    assert namespace.get("k") == 3
+
+
+def test_opening_a_store_another_process_locked_is_a_storage_error(tmp_path):
+    path = tmp_path / "memory.sqlite3"
+    with sqlite3.connect(path) as conn:  # a rollback-journal file: the lock blocks reads too
+        conn.execute("CREATE TABLE other (x)")
+    with held_exclusively(path), pytest.raises(StorageError) as caught:
+        Namespace(MemoryStore(path, busy_timeout=0.1), "user", "u").get("k")
+    assert_locked_error(caught.value, path)
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -8,8 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from agentcli.assistant.package import (
+    PACKAGE_SCHEMA,
     AssistantPackage,
     McpServerRef,
     assistant_id,
@@ -219,6 +223,121 @@ def test_default_mode_outside_modes_warns(tmp_path: Path) -> None:
         make_package(tmp_path / "bot", {"name": "b", "modes": ["chat"], "default_mode": "task"})
     )
     assert any("default_mode 'task' is not one of modes" in w for w in package.warnings)
+
+
+def test_nested_mistakes_name_the_field_and_what_to_write(tmp_path: Path) -> None:
+    folder = make_package(tmp_path / "bot", '{"name": "b",\n "mcp": [{"server_id": ""}]}')
+    with pytest.raises(PackageError) as info:
+        load_package(folder)
+    assert (
+        str(info.value) == f"{folder / 'package.yao'}:2: field 'mcp.0.server_id' must not be empty"
+    )
+    folder = make_package(tmp_path / "bot", '{"name": "b",\n "mcp": {"servers": [{"tools": []}]}}')
+    with pytest.raises(PackageError) as info:
+        load_package(folder)
+    assert str(info.value) == (
+        f"{folder / 'package.yao'}:2: field 'mcp.servers.0' needs a 'server_id' string\n"
+        '  hint: e.g. {"server_id": "tools", "tools": ["search"]}'
+    )
+    with pytest.raises(PackageError) as info:
+        load_package(make_package(tmp_path / "bot", {"name": "b", "tags": 5, "kb": 5}))
+    assert "field 'tags' must be a string or an array of strings, got a number" in str(info.value)
+
+
+def test_the_first_mistake_in_the_file_is_reported(tmp_path: Path) -> None:
+    folder = make_package(tmp_path / "bot", {"name": "b", "sort": "x", "public": 1})
+    with pytest.raises(PackageError, match="field 'sort' must be an integer, got a string"):
+        load_package(folder)
+    folder = make_package(tmp_path / "bot", {"public": 1, "name": "b", "sort": "x"})
+    with pytest.raises(PackageError, match="field 'public' must be true or false, got a number"):
+        load_package(folder)
+
+
+def test_missing_name_hint_comes_from_the_schema(tmp_path: Path) -> None:
+    with pytest.raises(PackageError) as info:
+        load_package(make_package(tmp_path / "bot", {"name": None, "connector": "echo"}))
+    assert "missing required field 'name'" in str(info.value)
+    assert info.value.hint == 'add "name": "My assistant"'
+
+
+def test_integral_numbers_become_ints_and_nested_nulls_are_not_set(tmp_path: Path) -> None:
+    data = {
+        "name": "b",
+        "sort": 2.0,
+        "options": {"max_tokens": 512.0, "temperature": None},
+        "mcp": [{"server_id": "s", "tools": None}],
+        "kb": ["c1"],
+    }
+    package = load_package(make_package(tmp_path / "bot", data))
+    assert package.sort == 2 and isinstance(package.sort, int)
+    assert package.options == {"max_tokens": 512, "temperature": None}
+    assert isinstance(package.options["max_tokens"], int)
+    assert package.mcp == [McpServerRef("s")] and package.kb == {"collections": ["c1"]}
+    assert package.raw["sort"] == 2.0  # the file's value is kept as written
+
+
+def test_a_misspelt_field_gets_a_did_you_mean_warning(tmp_path: Path) -> None:
+    text = '{\n  "name": "Bot",\n  "conector": "echo",\n  "my_extension": 1\n}'
+    folder = make_package(tmp_path / "bot", text)
+    package = load_package(folder)
+    assert package.connector is None
+    assert package.unknown_fields == ["conector", "my_extension"]
+    assert package.warnings == [
+        f"{folder / 'package.yao'}:3: unknown field 'conector' (did you mean 'connector'?);"
+        " it is not used"
+    ]
+
+
+# Generated package-like objects: every field the schema knows, near misses and values of
+# every JSON type, so the compiled check and jsonschema are compared on both answers.
+FIELDS = [*PACKAGE_SCHEMA.schema["properties"], "servers", "server_id", "tools", "prompts"]
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 3),
+    st.sampled_from([1.0, 1.5, float("inf")]),
+    st.sampled_from(["", "x", "echo"]),
+)
+json_values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(st.sampled_from(FIELDS), children, max_size=4),
+    ),
+    max_leaves=20,
+)
+REFERENCE = Draft202012Validator(PACKAGE_SCHEMA.schema)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=8))
+def test_compiled_check_agrees_with_jsonschema(data: dict[str, Any]) -> None:
+    assert PACKAGE_SCHEMA.conforms(data) == REFERENCE.is_valid(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["Bot", "", 3])},
+        optional={
+            "mcp": st.one_of(
+                st.lists(st.sampled_from(["s", {"server_id": "t"}, {"tools": []}, 5]), max_size=3),
+                st.fixed_dictionaries(
+                    {}, optional={"servers": st.sampled_from([[], ["s"], [{"server_id": ""}], "s"])}
+                ),
+            ),
+            "options": st.dictionaries(
+                st.sampled_from(["temperature", "max_tokens", "seed"]),
+                st.sampled_from([0.2, 512, 1.5, "x", None, True]),
+            ),
+            "tags": st.sampled_from(["solo", ["a"], [1], 5]),
+            "sort": st.sampled_from([1, 1.0, 1.5, True]),
+            "kb": st.sampled_from([["c"], {"collections": []}, [1], "c"]),
+        },
+    )
+)
+def test_compiled_check_agrees_on_package_shaped_objects(data: dict[str, Any]) -> None:
+    assert PACKAGE_SCHEMA.conforms(data) == REFERENCE.is_valid(data)
 
 
 # ---------------------------------------------------------------------------- $ENV

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.assistant.session import AssistantRegistry
-from agentcli.eval.cases.model import Case, parse_case
+from agentcli.eval.cases.model import Case
+from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.runner import EvalConfig, EvalRunner, RunEvent
 

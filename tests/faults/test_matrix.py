@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.eval.cases.model import parse_duration
+from agentcli.durations import parse_duration
 from agentcli.eval.console import JsonEvents
 from agentcli.eval.run.session import EvalRequest, run_eval
 

@@ -15,7 +15,7 @@ from agentcli.assistant.locales import load_locales
 from agentcli.assistant.package import load_package
 from agentcli.assistant.prompts import load_presets, load_prompts, render_variables
 from agentcli.errors import AgentCliError
-from agentcli.eval.cases.model import load_cases
+from agentcli.eval.cases.load import load_cases
 from agentcli.models.base import ModelSettings, ResponseDone
 from agentcli.models.connectors import load_connectors_file
 from agentcli.models.scripted import ScriptedModel

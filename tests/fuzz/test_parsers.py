@@ -14,8 +14,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentcli.durations import parse_duration
 from agentcli.errors import AgentCliError, ConfigError
-from agentcli.eval.cases.model import parse_duration
 from agentcli.eval.checks.matching import extract_json
 from agentcli.eval.run.dynamic import SimulatorReply, parse_simulator_reply
 from agentcli.eval.run.services import parse_verdict

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from agentcli.errors import CaseFileError, ConfigError, PackageError
-from agentcli.eval.cases.model import load_cases
+from agentcli.eval.cases.load import load_cases
 from agentcli.eval.console import ConsoleView
 from agentcli.eval.run.request import load_context_file
 from agentcli.models.connectors import load_connectors_file

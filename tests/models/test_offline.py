@@ -24,10 +24,8 @@ from agentcli.models.base import (
 from agentcli.models.offline import (
     EchoModel,
     FunctionModel,
-    line_of,
     load_function,
     message_text,
-    read_yaml,
 )
 
 TOOLS = [{"type": "function", "function": {"name": "search__find", "parameters": {}}}]
@@ -252,25 +250,3 @@ def test_module_that_fails_to_import_is_reported_and_can_be_retried(tmp_path):
 def test_module_must_be_a_dotted_name(tmp_path, module):
     with pytest.raises(ConfigError, match="is not a dotted module name"):
         load_function(tmp_path, module, "reply")
-
-
-# -- the shared YAML reader ---------------------------------------------------------
-
-
-def test_read_yaml_returns_data_and_lines(tmp_path):
-    path = write(tmp_path / "x.yml", "# comment\na:\n  b: 1\n  c:\n    - x\n    - y\n")
-    data, lines = read_yaml(path)
-    assert data == {"a": {"b": 1, "c": ["x", "y"]}}
-    assert lines[("a",)] == 2 and lines[("a", "b")] == 3 and lines[("a", "c", 1)] == 6
-    assert line_of(lines, ("a", "c", 1, "missing")) == 6
-
-
-def test_read_yaml_of_empty_file(tmp_path):
-    assert read_yaml(write(tmp_path / "x.yml", "")) == (None, {})
-
-
-def test_read_yaml_rejects_bad_bytes(tmp_path):
-    path = tmp_path / "x.yml"
-    path.write_bytes(b"a: \xff\n")
-    with pytest.raises(PackageError, match=r"x\.yml:1:4: not UTF-8 text"):
-        read_yaml(path)

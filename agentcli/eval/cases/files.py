@@ -2,9 +2,8 @@
 
 The readers yield ``(line, object)`` pairs and record parse problems instead of raising,
 so the loader can report every mistake of a file at once. ``schema_problems`` checks one
-case object against ``case.schema.json``: a small interpreter of the few keywords the schema
-uses answers "valid" quickly (100k-case files load in seconds), and only an invalid case
-pays for jsonschema (Draft 2020-12, imported lazily, compiled once) to explain what is wrong.
+case object against ``case.schema.json`` (see ``agentcli.schemas``: a compiled quick check,
+jsonschema to explain an invalid case) and says what is wrong in words.
 """
 
 from __future__ import annotations
@@ -23,27 +22,24 @@ from agentcli.datafiles import (
     DuplicateKeyError,
     YamlDocument,
     decode_text,
+    field_path,
     foreign_bom,
     loads_json,
+    node_line,
     read_text,
     unique_object,
 )
 from agentcli.errors import PackageError
+from agentcli.jsonsafe import expected_words, json_type_words
+from agentcli.schemas import ShippedSchema
 
-__all__ = ["SCHEMA_PATH", "display_path", "json_name", "read_items", "schema_problems"]
+__all__ = ["CASE_SCHEMA", "SCHEMA_PATH", "display_path", "read_items", "schema_problems"]
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
-_TYPE_WORDS = {
-    "string": "a string",
-    "object": "an object",
-    "array": "a list",
-    "number": "a number",
-    "integer": "an integer",
-    "boolean": "true or false",
-    "null": "null",
-}
+# Case files are often YAML, where an array is a list.
+_LIST = "a list"
 
 _LIMIT_MB = MAX_FILE_BYTES // (1024 * 1024)
 
@@ -141,7 +137,7 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     except json.JSONDecodeError as exc:
         problems.append(f"{shown}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}")
         return
-    start = _JSON_WS.match(text).end()
+    start = _after_whitespace(text, 0)
     line = text.count("\n", 0, start) + 1
     if isinstance(document, dict):
         try:
@@ -159,7 +155,7 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     unique, plain = json.JSONDecoder(object_pairs_hook=unique_object), json.JSONDecoder()
     position, counted = start + 1, start
     for _ in document:
-        position = _JSON_WS.match(text, position).end()
+        position = _after_whitespace(text, position)
         line += text.count("\n", counted, position)
         counted = position
         try:
@@ -169,13 +165,17 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
             _, position = plain.raw_decode(text, position)
         else:
             yield line, item
-        position = _JSON_WS.match(text, position).end() + 1  # skip the "," or "]"
+        position = _after_whitespace(text, position) + 1  # skip the "," or "]"
+
+
+def _after_whitespace(text: str, position: int) -> int:
+    """The offset of the first non-whitespace character (JSON's whitespace) from ``position``."""
+    match = _JSON_WS.match(text, position)
+    return match.end() if match else position
 
 
 def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[int, Any]]:
     """``(line, object)`` for each item of a YAML list (or the one top-level mapping)."""
-    import yaml
-
     try:
         document = YamlDocument(read_text(path, name=shown), shown)
     except PackageError as exc:
@@ -183,23 +183,17 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
         return
     try:
         problems.extend(_problem(duplicate) for duplicate in document.duplicates)
-        root = document.root
-        if root is None:
+        entries = document.entries()
+        if entries is None:
+            problems.append(f"{shown}:{node_line(document.root)}: expected a list of cases")
             return
-        if isinstance(root, yaml.MappingNode):
-            nodes = [root]
-        elif isinstance(root, yaml.SequenceNode):
-            nodes = root.value
-        else:
-            problems.append(f"{shown}:{root.start_mark.line + 1}: expected a list of cases")
-            return
-        for node in nodes:
+        for node in entries:
             try:
                 item = document.value(node)
             except PackageError as exc:  # e.g. a tag the safe loader refuses
                 problems.append(_problem(exc))
                 continue
-            yield node.start_mark.line + 1, item
+            yield node_line(node), item
     finally:
         document.close()
 
@@ -207,95 +201,17 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
 # --- schema ------------------------------------------------------------------------------
 
 
-@functools.cache
-def _schema() -> dict[str, Any]:
-    """The shipped case schema."""
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
-@functools.cache
-def _validator() -> Any:
-    """The case schema's jsonschema validator, compiled once (jsonschema imported only here)."""
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(_schema())
+CASE_SCHEMA = ShippedSchema(SCHEMA_PATH)
 
 
 def schema_problems(obj: Any) -> list[str]:
     """Schema violations of one case object, each as ``field.path: message``."""
-    root = _schema()
-    if _conforms(root, obj, root):
-        return []
     problems = []
-    for error in _validator().iter_errors(obj):
-        where = _field_path(error.absolute_path)
+    for error in CASE_SCHEMA.errors(obj):
+        where = field_path(error.absolute_path)
         for message in _error_messages(error):
             problems.append(f"{where}: {message}" if where else message)
     return problems
-
-
-_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description"})
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer())
-    ),
-}
-
-
-def _conforms(schema: dict[str, Any], value: Any, root: dict[str, Any]) -> bool:
-    """True when ``value`` surely satisfies ``schema`` (False also for unknown keywords)."""
-    for key, rule in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key == "$ref":
-            ok = _conforms(root["$defs"][rule.rsplit("/", 1)[-1]], value, root)
-        elif key == "type":
-            ok = any(_TYPES[t](value) for t in ([rule] if isinstance(rule, str) else rule))
-        elif key == "properties":
-            ok = not isinstance(value, dict) or all(
-                _conforms(sub, value[name], root) for name, sub in rule.items() if name in value
-            )
-        elif key == "additionalProperties":
-            known = schema.get("properties", {})
-            extra = (
-                [v for k, v in value.items() if k not in known] if isinstance(value, dict) else []
-            )
-            ok = (
-                all(_conforms(rule, v, root) for v in extra)
-                if isinstance(rule, dict)
-                else (rule or not extra)
-            )
-        elif key == "required":
-            ok = not isinstance(value, dict) or all(k in value for k in rule)
-        elif key == "items":
-            ok = not isinstance(value, list) or all(_conforms(rule, v, root) for v in value)
-        elif key == "minLength":
-            ok = not isinstance(value, str) or len(value) >= rule
-        elif key == "minItems":
-            ok = not isinstance(value, list) or len(value) >= rule
-        elif key in ("minimum", "exclusiveMinimum"):
-            number = _TYPES["number"](value)
-            ok = not number or (value >= rule if key == "minimum" else value > rule)
-        else:
-            return False
-        if not ok:
-            return False
-    return True
-
-
-def _field_path(parts: Any) -> str:
-    """``["assert", 1, "value"]`` -> ``assert[1].value``."""
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def _error_messages(error: Any) -> list[str]:
@@ -313,24 +229,12 @@ def _error_messages(error: Any) -> list[str]:
     if kind == "required":
         return [f'missing required field "{k}"' for k in expected if k not in instance]
     if kind == "type":
-        names = [expected] if isinstance(expected, str) else expected
-        wanted = " or ".join(_TYPE_WORDS.get(n, n) for n in names)
-        return [f"must be {wanted}, got {json_name(instance)}"]
+        wanted = expected_words(expected, array=_LIST)
+        return [f"must be {wanted}, got {json_type_words(instance, array=_LIST)}"]
     if kind in ("minLength", "minItems"):
         return ["must not be empty"]
     if kind == "minimum":
         return [f"must be at least {expected}"]
     if kind == "exclusiveMinimum":
         return [f"must be greater than {expected}"]
-    return [error.message]
-
-
-def json_name(value: Any) -> str:
-    """The JSON type of a value in words, for messages (``a list``, ``an object``, ...)."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {str: "a string", list: "a list", dict: "an object", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
+    return [str(error.message)]

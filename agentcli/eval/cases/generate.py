@@ -24,10 +24,12 @@ from urllib.parse import parse_qsl
 
 from agentcli.assistant.hooks import call_user_function
 from agentcli.errors import AgentCliError, CaseFileError, ConfigError
-from agentcli.eval.cases.files import SCHEMA_PATH, json_name
-from agentcli.eval.cases.model import Case, parse_case
+from agentcli.eval.cases.files import SCHEMA_PATH
+from agentcli.eval.cases.model import Case
+from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.checks.matching import extract_json
 from agentcli.eval.run.services import HookRunner, ask_helper
+from agentcli.jsonsafe import json_type_words
 
 if TYPE_CHECKING:
     from agentcli.assistant.session import Assistant, AssistantRegistry
@@ -187,7 +189,9 @@ def cases_from_answer(
     seen: dict[str, int] = {}
     for index, item in enumerate(items, 1):
         if not isinstance(item, dict):
-            problems.append(f"{source}:{index}: a case must be an object, got {json_name(item)}")
+            problems.append(
+                f"{source}:{index}: a case must be an object, got {json_type_words(item, array='a list')}"
+            )
             continue
         unknown = [key for key in item if key not in known]
         if unknown:
@@ -235,7 +239,7 @@ def _items(answer: Any, source: str) -> list[Any]:
                 data = [data]
     if not isinstance(data, list):
         raise ConfigError(
-            f"{source}: the generator answered {json_name(data)}, not a list of cases",
+            f"{source}: the generator answered {json_type_words(data, array='a list')}, not a list of cases",
             hint='it must answer a JSON array of cases, or {"cases": [...]}',
         )
     if not data:

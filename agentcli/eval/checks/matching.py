@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern, pattern_problem
 
 if TYPE_CHECKING:
@@ -56,23 +57,6 @@ def show(value: Any, limit: int = 120) -> str:
     """A short JSON rendering of a value for messages (strings quoted, long values clipped)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value (``string number boolean array object null``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def deep_equal(a: Any, b: Any) -> bool:

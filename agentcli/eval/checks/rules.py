@@ -12,13 +12,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentcli.eval.checks.matching import compile_path, regex_problems, show
+from agentcli.jsonsafe import JSON_TYPES
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Assertion
 
 __all__ = ["JSON_TYPES", "RULES"]
-
-JSON_TYPES = ("string", "number", "boolean", "array", "object", "null")
 
 
 def _scalar_value(a: Assertion) -> str | None:

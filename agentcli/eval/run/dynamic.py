@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import AgentCliError, ConfigError
 from agentcli.eval.cases.inputs import messages_text
-from agentcli.eval.cases.model import Case, CaseInfo, Checkpoint
+from agentcli.eval.cases.load import CaseInfo
+from agentcli.eval.cases.model import Case, Checkpoint
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.checks.matching import extract_json, output_text
 from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace

@@ -21,7 +21,9 @@ from agentcli.assistant.package import find_assistants_root, find_package_dir, r
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError, HookError, OutputError, PackageError
 from agentcli.eval.cases.generate import generate_cases
-from agentcli.eval.cases.model import Case, CaseInfo, CaseSet, open_cases, parse_case
+from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
+from agentcli.eval.cases.model import Case
+from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agentcli.eval.cases.files import SCHEMA_PATH, _conforms, schema_problems
+from agentcli.eval.cases.files import CASE_SCHEMA, SCHEMA_PATH, schema_problems
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA)
@@ -102,23 +104,34 @@ def test_schema_is_valid_draft_2020_12():
 @settings(max_examples=400, deadline=None)
 @given(case_like)
 def test_fast_check_agrees_with_jsonschema(obj):
-    assert _conforms(SCHEMA, obj, SCHEMA) == VALIDATOR.is_valid(obj)
+    assert CASE_SCHEMA.conforms(obj) == VALIDATOR.is_valid(obj)
 
 
 @settings(max_examples=400, deadline=None)
 @given(mostly_valid_case)
 def test_fast_check_agrees_on_case_shaped_objects(obj):
-    assert _conforms(SCHEMA, obj, SCHEMA) == VALIDATOR.is_valid(obj)
+    assert CASE_SCHEMA.conforms(obj) == VALIDATOR.is_valid(obj)
 
 
 @settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_fast_check_agrees_on_any_json(obj):
-    assert _conforms(SCHEMA, obj, SCHEMA) == VALIDATOR.is_valid(obj)
+    assert CASE_SCHEMA.conforms(obj) == VALIDATOR.is_valid(obj)
 
 
-def test_unknown_keyword_falls_back_to_jsonschema():
-    assert _conforms({"pattern": "^a"}, "a", {}) is False
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"id": datetime.date(2024, 1, 1)},
+        {"id": "a", 1: "x"},
+        {"id": "a", "input": "x", "metadata": {1: datetime.datetime(2024, 1, 1)}},
+        {"id": "a", "timeout": float("inf")},
+        {"id": "a", "max_turns": 10**30},
+    ],
+    ids=["date-id", "int-key", "date-in-metadata", "inf", "huge-int"],
+)
+def test_fast_check_agrees_on_what_only_yaml_makes(obj):
+    assert CASE_SCHEMA.conforms(obj) == VALIDATOR.is_valid(obj)
 
 
 def test_schema_problems_for_valid_and_invalid():

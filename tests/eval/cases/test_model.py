@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.errors import CaseFileError, ConfigError
+from agentcli.errors import CaseFileError
 from agentcli.eval.cases.inputs import FileRef
+from agentcli.eval.cases.load import load_cases
 from agentcli.eval.cases.model import (
     Assertion,
     Case,
@@ -18,10 +19,8 @@ from agentcli.eval.cases.model import (
     Simulator,
     SimulatorOptions,
     input_text,
-    load_cases,
-    parse_case,
-    parse_duration,
 )
+from agentcli.eval.cases.parse import parse_case
 
 
 @pytest.fixture
@@ -527,32 +526,6 @@ def test_parse_case_for_generated_cases(project):
 # --- helpers --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("value", "seconds"),
-    [
-        (30, 30.0),
-        (2.5, 2.5),
-        ("30s", 30.0),
-        ("2m", 120.0),
-        ("1h", 3600.0),
-        ("1500ms", 1.5),
-        ("1m30s", 90.0),
-        ("45", 45.0),
-        (" 10S ", 10.0),
-    ],
-)
-def test_parse_duration(value, seconds):
-    assert parse_duration(value) == seconds
-
-
-@pytest.mark.parametrize("value", ["", "abc", "5 minutes", "10d", "-5s", 0, -1, True, None, "1m x"])
-def test_parse_duration_rejects(value):
-    with pytest.raises(
-        ConfigError, match=r"invalid duration .*: use seconds or a number with a unit"
-    ):
-        parse_duration(value)
-
-
 def test_effective_assertions_uses_expected_only_without_assert():
     case = Case(id="a", input="x", expected={"a": 1})
     assert case.effective_assertions() == [Assertion(type="equals", value={"a": 1})]
@@ -585,28 +558,3 @@ def test_input_text_forms(project):
         project_root=project,
     )
     assert [input_text(c) for c in cases] == ["plain", "one message", "last", "a\nb"]
-
-
-def test_open_cases_streams_jsonl_and_narrows_by_id(tmp_path):
-    from agentcli.eval.cases.model import CaseSet, open_cases
-
-    path = tmp_path / "cases.jsonl"
-    path.write_text(
-        "".join(json.dumps({"id": f"c{i}", "input": "hi", "skip": i == 2}) + "\n" for i in range(5))
-    )
-    cases = open_cases(path, project_root=tmp_path)
-    assert isinstance(cases, CaseSet) and len(cases) == 5
-    assert cases._cases is None  # parsed again while iterating, never held as objects
-    assert [c.id for c in cases] == ["c0", "c1", "c2", "c3", "c4"]
-    assert [i.skip for i in cases.infos] == [False, False, True, False, False]
-    odd = cases.where(lambda case_id: int(case_id[1:]) % 2 == 1)
-    assert len(odd) == 2 and [c.id for c in odd] == ["c1", "c3"]
-
-
-def test_open_cases_keeps_whole_file_formats(tmp_path):
-    from agentcli.eval.cases.model import open_cases
-
-    path = tmp_path / "cases.json"
-    path.write_text(json.dumps([{"id": "a", "input": "hi"}, {"id": "b", "input": "yo"}]))
-    cases = open_cases(path, project_root=tmp_path)
-    assert [c.id for c in cases] == ["a", "b"] and cases._cases is not None

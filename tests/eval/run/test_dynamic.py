@@ -14,7 +14,8 @@ from rich.console import Console
 
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError
-from agentcli.eval.cases.model import CaseInfo, parse_case
+from agentcli.eval.cases.load import CaseInfo
+from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.console import ConsoleView, JsonEvents
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.dynamic import check_simulators, parse_simulator_reply, simulator_request

@@ -1,0 +1,179 @@
+"""One case object to a ``Case``: checked against ``case.schema.json`` (Draft 2020-12), then
+semantically (assertion values, regexes, checkpoint dependencies, durations, ``file://``
+inputs); every problem of the case is raised at once as ``file:line: message`` entries.
+
+Unknown fields are rejected (with a "did you mean" hint) in cases, assertions, options,
+simulators and checkpoints, because a typo such as ``asserts`` would otherwise silently
+turn a case into one that always passes. Message objects, ``metadata`` and ``expected``
+stay open.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+from typing import Any
+
+from agentcli.durations import parse_duration
+from agentcli.errors import CaseFileError, ConfigError
+from agentcli.eval.cases.files import display_path, schema_problems
+from agentcli.eval.cases.inputs import normalize_input
+from agentcli.eval.cases.model import (
+    DEFAULT_MAX_TURNS,
+    Assertion,
+    Case,
+    CaseOptions,
+    CaseSource,
+    Checkpoint,
+    Simulator,
+    SimulatorOptions,
+)
+from agentcli.eval.checks.assertions import validate_assertion
+
+__all__ = ["parse_case"]
+
+_HOOK_REFERENCE = re.compile(r"[\w./-]+\.[A-Za-z_]\w*")
+
+
+def parse_case(
+    obj: dict[str, Any],
+    *,
+    source_file: Path | str,
+    line: int,
+    project_root: Path,
+    validated: bool = False,
+) -> Case:
+    """A validated ``Case`` from one case object; raises ``CaseFileError`` listing its problems.
+    ``validated`` skips the schema check for an object already checked (a streamed file's
+    second reading)."""
+    shown = display_path(str(source_file))
+    prefix = f"{shown}:{line}: "
+    problems = [] if validated else [prefix + p for p in schema_problems(obj)]
+    if problems:
+        raise CaseFileError(problems)
+    found: list[str] = []
+    case = Case(
+        id=obj["id"],
+        input=obj.get("input"),
+        assert_=_assertions(obj.get("assert"), "assert", found),
+        expected=obj.get("expected"),
+        user=obj.get("user"),
+        team=obj.get("team"),
+        metadata=dict(obj.get("metadata") or {}),
+        options=_case_options(obj.get("options") or {}),
+        skip=bool(obj.get("skip", False)),
+        before=obj.get("before"),
+        after=obj.get("after"),
+        simulator=_simulator(obj["simulator"]) if "simulator" in obj else None,
+        checkpoints=_checkpoints(obj.get("checkpoints") or [], found),
+        max_turns=obj.get("max_turns", DEFAULT_MAX_TURNS),
+        source=CaseSource(shown, line),
+    )
+    for hook in ("before", "after"):
+        ref = getattr(case, hook)
+        if ref is not None and not _HOOK_REFERENCE.fullmatch(ref):
+            found.append(f'{hook}: hook reference must be "<file>.<Func>", got {json.dumps(ref)}')
+    if "timeout" in obj:
+        try:
+            case.timeout = parse_duration(obj["timeout"])
+        except ConfigError as exc:
+            found.append(f"timeout: {exc.message}")
+    if case.simulator is not None and not case.checkpoints:
+        found.append('simulator: a dynamic case needs "checkpoints"')
+    if case.input is None and not case.is_dynamic:
+        found.append('missing required field "input"')
+    try:
+        case.messages = normalize_input(
+            case.input, base_dir=Path(source_file).parent, project_root=project_root
+        )
+    except CaseFileError as exc:
+        found.extend(exc.problems)
+    if found:
+        raise CaseFileError([prefix + p for p in found])
+    return case
+
+
+def _assertions(raw: Any, where: str, found: list[str]) -> list[Assertion]:
+    """Assertions from one object, a list, or a bare type name; checks each one's value."""
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    result = []
+    for index, item in enumerate(items):
+        assertion = Assertion.from_obj(item)
+        problem = validate_assertion(assertion)
+        if problem:
+            found.append(
+                f"{where}[{index}]: {problem}" if isinstance(raw, list) else f"{where}: {problem}"
+            )
+        result.append(assertion)
+    return result
+
+
+def _case_options(raw: dict[str, Any]) -> CaseOptions:
+    """``options`` of a schema-valid case."""
+    return CaseOptions(
+        connector=raw.get("connector"),
+        mode=raw.get("mode"),
+        metadata=dict(raw.get("metadata") or {}),
+        skip=dict(raw.get("skip") or {}),
+    )
+
+
+def _simulator(raw: dict[str, Any]) -> Simulator:
+    """``simulator`` of a schema-valid case."""
+    options = raw.get("options") or {}
+    return Simulator(
+        use=raw.get("use"),
+        options=SimulatorOptions(
+            metadata=dict(options.get("metadata") or {}), connector=options.get("connector")
+        ),
+    )
+
+
+def _checkpoints(raw: list[dict[str, Any]], found: list[str]) -> list[Checkpoint]:
+    """Checkpoints, checked for duplicate ids, unknown ``after`` ids and dependency cycles."""
+    checkpoints = [
+        Checkpoint(
+            id=item["id"],
+            assert_=_assertions(item["assert"], f"checkpoints[{i}].assert", found),
+            description=item.get("description"),
+            after=list(item.get("after") or []),
+            required=item.get("required", True),
+        )
+        for i, item in enumerate(raw)
+    ]
+    ids = [c.id for c in checkpoints]
+    for index, checkpoint in enumerate(checkpoints):
+        if checkpoint.id in ids[:index]:
+            found.append(
+                f"checkpoints[{index}].id: duplicate checkpoint id {json.dumps(checkpoint.id)}"
+            )
+        for dep in checkpoint.after:
+            if dep == checkpoint.id:
+                found.append(f"checkpoints[{index}].after: a checkpoint cannot wait for itself")
+            elif dep not in ids:
+                close = difflib.get_close_matches(dep, ids, n=1)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+                found.append(
+                    f"checkpoints[{index}].after: unknown checkpoint {json.dumps(dep)}{hint}"
+                )
+    cycle = _dependency_cycle(checkpoints)
+    if cycle:
+        found.append(f"checkpoints: dependency cycle {' -> '.join(cycle)}")
+    return checkpoints
+
+
+def _dependency_cycle(checkpoints: list[Checkpoint]) -> list[str] | None:
+    """One ``after`` cycle as a path of ids (``a -> b -> a``: a waits for b, which waits
+    for a), if the checkpoints have one."""
+    graph = {c.id: [d for d in c.after if d != c.id] for c in checkpoints}
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        # graphlib lists each node before the ones that wait for it: the other way round.
+        return list(reversed(error.args[1]))
+    return None
