@@ -42,7 +42,7 @@ PRELOAD = [
     *(f"agentcli.cli.{name}" for name in ("eval_cmd", "extract_cmd", "list_cmd", "merge_cmd")),
     "agentcli.cli.report_cmd",
     "agentcli.eval.run.session",
-    "agentcli.eval.console",
+    "agentcli.cli.views.console",
     "agentcli.eval.reports",
     "agentcli.eval.results.extract",
     "agentcli.eval.results.merge",

@@ -13,9 +13,9 @@ import pytest
 from rich.console import Console
 
 from agentcli.assistant.session import AssistantRegistry
+from agentcli.cli.views.console import ConsoleView, JsonEvents
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import CaseInfo, parse_case
-from agentcli.eval.console import ConsoleView, JsonEvents
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.dynamic import check_simulators, parse_simulator_reply, simulator_request
 from agentcli.eval.run.runner import EvalConfig, EvalRunner, RunEvent

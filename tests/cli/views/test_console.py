@@ -9,7 +9,7 @@ import re
 import pytest
 from rich.console import Console
 
-from agentcli.eval.console import ConsoleView, JsonEvents, format_duration, preview
+from agentcli.cli.views.console import ConsoleView, JsonEvents, format_duration, preview
 from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
 from agentcli.eval.run.runner import RunEvent
 from tests.eval.probe import cases
