@@ -144,7 +144,7 @@ def eval_command(
 
     if json_events:
         from agentcli.cli.stdout import private_stdout
-        from agentcli.cli.views.console import JsonEvents
+        from agentcli.cli.views.json_events import JsonEvents
 
         with private_stdout() as events, routed_output(stdout=sys.stderr):
             code = asyncio.run(run_eval(request, JsonEvents(events)))

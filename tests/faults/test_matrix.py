@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.cli.views.console import JsonEvents
+from agentcli.cli.views.json_events import JsonEvents
 from agentcli.eval.cases.model import parse_duration
 from agentcli.eval.run.session import EvalRequest, run_eval
 

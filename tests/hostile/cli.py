@@ -43,6 +43,7 @@ PRELOAD = [
     "agentcli.cli.report_cmd",
     "agentcli.eval.run.session",
     "agentcli.cli.views.console",
+    "agentcli.cli.views.json_events",
     "agentcli.eval.reports",
     "agentcli.eval.results.extract",
     "agentcli.eval.results.merge",

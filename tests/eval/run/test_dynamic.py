@@ -13,7 +13,8 @@ import pytest
 from rich.console import Console
 
 from agentcli.assistant.session import AssistantRegistry
-from agentcli.cli.views.console import ConsoleView, JsonEvents
+from agentcli.cli.views.console import ConsoleView
+from agentcli.cli.views.json_events import JsonEvents
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import CaseInfo, parse_case
 from agentcli.eval.results.model import CaseResult
