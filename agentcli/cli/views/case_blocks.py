@@ -18,20 +18,25 @@ if TYPE_CHECKING:
     from agentcli.eval.results.model import CaseResult, Trace
     from agentcli.eval.stats.stability import CaseStability
 
-__all__ = ["DryRunLine", "DynamicBlock", "ResultLine", "StabilityLine"]
+__all__ = ["CaseBlock", "DryRunLine", "DynamicBlock", "ResultLine", "StabilityLine"]
 
 _FAILING = ("failed", "error", "timeout")
 
 
 @dataclass(slots=True)
-class ResultLine(Block):
-    """``► [id] input STATUS (duration)``, ``└─ error`` under a failure, and with
-    ``verbose`` the assertions, model retries, tool calls, printed lines and output."""
+class CaseBlock(Block):
+    """A block about one run of a case (``run`` under ``--runs``); ``verbose`` is ``-v``."""
 
     case: Case
     result: CaseResult
     run: int | None = None
     verbose: bool = False
+
+
+@dataclass(slots=True)
+class ResultLine(CaseBlock):
+    """``► [id] input STATUS (duration)``, ``└─ error`` under a failure, and with
+    ``verbose`` the assertions, model retries, tool calls, printed lines and output."""
 
     def lines(self) -> list[Text]:
         """The line and its details."""
@@ -91,15 +96,10 @@ def _trace_details(trace: Trace) -> list[Text]:
 
 
 @dataclass(slots=True)
-class DynamicBlock(Block):
+class DynamicBlock(CaseBlock):
     """A dynamic case as one block, printed when it ends so parallel cases never
     interleave: ``► [id] (dynamic, N checkpoints)``, with ``verbose`` the conversation and
     ``✓ checkpoint: <id>`` marks, then ``└─ PASSED (T turns, R/N checkpoints, 8.5s)``."""
-
-    case: Case
-    result: CaseResult
-    run: int | None = None
-    verbose: bool = False
 
     def lines(self) -> list[Text]:
         """The heading, the conversation (verbose), the verdict."""

@@ -29,6 +29,7 @@ from agentcli.eval.cases.model import Case, CaseInfo, Checkpoint
 from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
 from agentcli.eval.checks.matching import extract_json, output_text
 from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.run.executor import JudgingExecutor
 from agentcli.eval.run.runner import trace_of
 from agentcli.eval.run.services import ask_helper
 
@@ -162,13 +163,9 @@ def check_simulators(
             raise ConfigError(f"simulator {ref!r}: {error.message}", hint=error.hint) from None
 
 
-class DynamicExecutor:
+class DynamicExecutor(JudgingExecutor):
     """Plays a dynamic case to its end against the simulator named by the case (or
     ``--simulator``), judging checkpoints through ``env``."""
-
-    def __init__(self, config: EvalConfig, env: AssertionEnv) -> None:
-        self.config = config
-        self.env = env
 
     async def execute(
         self, case: Case, run: int | None, *, started: float, timeout: float

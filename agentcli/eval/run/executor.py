@@ -21,8 +21,9 @@ from agentcli.eval.run.services import HookRunner, judge_with_agent
 if TYPE_CHECKING:
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.eval.cases.model import Case
+    from agentcli.eval.run.runner import EvalConfig
 
-__all__ = ["CaseExecutor", "assertion_env", "elapsed_ms", "error_result"]
+__all__ = ["CaseExecutor", "JudgingExecutor", "assertion_env", "elapsed_ms", "error_result"]
 
 
 class CaseExecutor(Protocol):
@@ -34,6 +35,15 @@ class CaseExecutor(Protocol):
         """The result of ``case`` (``run`` of ``--runs``), timed from ``started``
         (``time.perf_counter``), the agent's part bounded by ``timeout`` seconds."""
         ...
+
+
+class JudgingExecutor:
+    """An executor of case-file cases: it talks to the run's assistant as ``config`` says
+    and judges through ``env``."""
+
+    def __init__(self, config: EvalConfig, env: AssertionEnv) -> None:
+        self.config = config
+        self.env = env
 
 
 def assertion_env(registry: AssistantRegistry, hooks: HookRunner) -> AssertionEnv:

@@ -6,25 +6,20 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import AgentCliError
-from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
+from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.results.model import CaseResult, Trace
-from agentcli.eval.run.executor import elapsed_ms, error_result
+from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result
 from agentcli.eval.run.runner import trace_of
 from agentcli.models.retry import RETRY_LOG
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
-    from agentcli.eval.run.runner import EvalConfig
 
 __all__ = ["SingleTurnExecutor"]
 
 
-class SingleTurnExecutor:
+class SingleTurnExecutor(JudgingExecutor):
     """One request to the assistant, then the case's assertions on what it answered."""
-
-    def __init__(self, config: EvalConfig, env: AssertionEnv) -> None:
-        self.config = config
-        self.env = env
 
     async def execute(
         self, case: Case, run: int | None, *, started: float, timeout: float
