@@ -144,12 +144,12 @@ def eval_command(
 
     if json_events:
         from agentcli.cli.stdout import private_stdout
-        from agentcli.eval.console import JsonEvents
+        from agentcli.cli.views.json_events import JsonEvents
 
         with private_stdout() as events, routed_output(stdout=sys.stderr):
             code = asyncio.run(run_eval(request, JsonEvents(events)))
     else:
-        from agentcli.eval.console import ConsoleView
+        from agentcli.cli.views.console import ConsoleView
 
         view = ConsoleView(verbose=verbose)
         with routed_output():

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from agentcli.cli.views.json_events import JsonEvents
 from agentcli.durations import parse_duration
-from agentcli.eval.console import JsonEvents
 from agentcli.eval.run.session import EvalRequest, run_eval
 
 from .harness import (

@@ -27,21 +27,22 @@ from agentcli.errors import AgentCliError, ConfigError
 from agentcli.eval.cases.inputs import messages_text
 from agentcli.eval.cases.load import CaseInfo
 from agentcli.eval.cases.model import Case, Checkpoint
-from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
+from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
 from agentcli.eval.checks.matching import extract_json, output_text
 from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.run.executor import JudgingExecutor
 from agentcli.eval.run.runner import trace_of
 from agentcli.eval.run.services import ask_helper
 
 if TYPE_CHECKING:
     from agentcli.assistant.session import AssistantRegistry
-    from agentcli.eval.run.runner import EvalRunner
+    from agentcli.eval.run.runner import EvalConfig
 
 __all__ = [
+    "DynamicExecutor",
     "SimulatorReply",
     "check_simulators",
     "parse_simulator_reply",
-    "run_dynamic",
     "simulator_id",
     "simulator_request",
 ]
@@ -163,27 +164,32 @@ def check_simulators(
             raise ConfigError(f"simulator {ref!r}: {error.message}", hint=error.hint) from None
 
 
-async def run_dynamic(
-    runner: EvalRunner, case: Case, run: int | None, started: float
-) -> CaseResult:
-    """Play a dynamic case to its end (Before/After are the caller's)."""
-    dialogue = _Dialogue(runner, case, run)
-    timeout = case.timeout or runner.config.timeout
-    try:
-        async with asyncio.timeout(timeout):
-            status, error = await dialogue.play()
-    except TimeoutError:
-        status = "timeout"
-        error = f"timed out after {timeout:g}s during turn {dialogue.turn}"
-        dialogue.abandon("timed out")
-    return dialogue.result(status, error, started)
+class DynamicExecutor(JudgingExecutor):
+    """Plays a dynamic case to its end against the simulator named by the case (or
+    ``--simulator``), judging checkpoints through ``env``."""
+
+    async def execute(
+        self, case: Case, run: int | None, *, started: float, timeout: float
+    ) -> CaseResult:
+        """The whole conversation is bounded by ``timeout``; a cut-off one reports the
+        turns it got through."""
+        dialogue = _Dialogue(self.config, self.env, case, run)
+        try:
+            async with asyncio.timeout(timeout):
+                status, error = await dialogue.play()
+        except TimeoutError:
+            status = "timeout"
+            error = f"timed out after {timeout:g}s during turn {dialogue.turn}"
+            dialogue.abandon("timed out")
+        return dialogue.result(status, error, started)
 
 
 class _Dialogue:
     """The state of one simulated conversation."""
 
-    def __init__(self, runner: EvalRunner, case: Case, run: int | None) -> None:
-        self.runner = runner
+    def __init__(self, config: EvalConfig, env: AssertionEnv, case: Case, run: int | None) -> None:
+        self.config = config
+        self.env = env
         self.case = case
         self.run = run
         self.turn = 0
@@ -201,11 +207,12 @@ class _Dialogue:
     async def play(self) -> tuple[str, str | None]:
         """Run turns until a verdict: ``(status, error)``."""
         case = self.case
-        options = self.runner.request_options(case, self.run)
+        options = self.config.request_options(case, self.run)
         # The chat must remember earlier turns, whatever the case says about history.
         options.skip = {k: v for k, v in options.skip.items() if k != "history"}
-        target = self.runner.config.assistant.conversation(options)
+        target = self.config.assistant.conversation(options)
         initial = case.build_messages()
+        send: str | list[dict[str, Any]]
         for turn in range(1, case.max_turns + 1):
             self.turn = turn
             if turn == 1 and initial:
@@ -243,11 +250,11 @@ class _Dialogue:
 
     async def _simulate(self, turn: int) -> SimulatorReply:
         case = self.case
-        ref = simulator_id(case, self.runner.config.simulator)
+        ref = simulator_id(case, self.config.simulator)
         if ref is None:
             raise ValueError("no simulator: set simulator.use in the case or pass --simulator")
         sim_options = case.simulator.options if case.simulator else None
-        simulator = self.runner.config.registry.get(ref)
+        simulator = self.config.registry.get(ref)
         request = simulator_request(
             case,
             list(self.transcript),
@@ -336,7 +343,7 @@ class _Dialogue:
         for checkpoint, state in zip(self.case.checkpoints, self.points, strict=True):
             if state["reached"] or not self._ready(checkpoint):
                 continue
-            results = await evaluate(checkpoint.assert_, subject, self.runner.env)
+            results = await evaluate(checkpoint.assert_, subject, self.env)
             passed = all(r.passed for r in results)
             state["passed"] = passed
             state["message"] = _message(results, passed)

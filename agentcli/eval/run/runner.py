@@ -1,6 +1,6 @@
-"""The eval runner: schedules cases on asyncio tasks (``--parallel`` bounded by a
-semaphore), runs each with its hooks and a real timeout, asserts, and reports every result
-the moment it is known.
+"""The eval runner: schedules cases on asyncio tasks (``--parallel`` workers), runs each
+with its Before/After hooks, retries and timeout through a ``CaseExecutor`` (single-turn,
+dynamic or script test: see ``executor``), and reports every result the moment it is known.
 
 Results reach ``on_result`` in case order (a small reorder buffer waits for earlier cases),
 so every report is deterministic under ``--parallel``; ``flush_finished`` hands over what is
@@ -22,11 +22,11 @@ from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, Requ
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
-from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
 from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
-from agentcli.eval.run.services import EvalContext, HookRunner, judge_with_agent
+from agentcli.eval.run.executor import CaseExecutor, error_result
+from agentcli.eval.run.services import EvalContext, HookRunner
+from agentcli.eval.run.view import LogLevel, RunEvent, Stream
 from agentcli.jsonsafe import json_safe
-from agentcli.models.retry import RETRY_LOG
 from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
@@ -87,18 +87,39 @@ class EvalConfig:
             self.team_id or team or ctx.team_id or "test-team",
         )
 
+    def request_options(self, case: Case, run: int | None) -> RequestOptions:
+        """Identity, connector and metadata of a case, by the documented priorities."""
+        ctx = self.context
+        metadata = {**ctx.metadata, **case.metadata, **(case.options.metadata or {})}
+        chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
+        if ctx.chat_id and run and run > 1:
+            chat_id = f"{ctx.chat_id}-run{run}"
+        locale, user_id, team_id = self.identity(case)
+        return RequestOptions(
+            connector=self.connector or case.options.connector,
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
+            chat_id=chat_id,
+            metadata=metadata,
+            authorized=dict(ctx.authorized),
+            skip=dict(case.options.skip or {}),
+            mode=case.options.mode,
+            max_steps=self.max_steps,
+        )
 
-@dataclass(slots=True)
-class RunEvent:
-    """Something the console or ``--json`` stream shows: ``type`` names it."""
-
-    type: str  # test_start | test_result | log | output (a line the case's code printed)
-    case: Case | None = None
-    run: int | None = None
-    result: CaseResult | None = None
-    level: str = "info"
-    message: str = ""
-    stream: str | None = None  # output: stdout | stderr
+    def hook_context(self, case: Case) -> EvalContext:
+        """The ``ctx`` a case's Before and After hooks receive."""
+        ctx = self.context
+        locale, user_id, team_id = self.identity(case)
+        return EvalContext(
+            locale=locale,
+            user_id=user_id,
+            team_id=team_id,
+            chat_id=ctx.chat_id,
+            metadata={**ctx.metadata, **case.metadata},
+            authorized=dict(ctx.authorized),
+        )
 
 
 @dataclass(slots=True)
@@ -131,12 +152,14 @@ class _Reorder:
 
 class EvalRunner:
     """Runs cases; ``on_event`` sees starts, results and log lines, ``on_result`` each result
-    in case order."""
+    in case order. ``executor`` plays every case (script tests); without it a case file's
+    dynamic cases go to the simulator and the others are single-turn."""
 
     def __init__(
         self,
         config: EvalConfig,
         *,
+        executor: CaseExecutor | None = None,
         on_event: Callable[[RunEvent], None] = lambda event: None,
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
@@ -147,7 +170,9 @@ class EvalRunner:
         self._reorder = _Reorder(self._deliver)
         self._on_result = on_result
         self.hooks = HookRunner(config.assistant.package)
-        self.env = AssertionEnv(judge=self._judge, script=self.hooks.resolve)
+        self._executor_for = (
+            _case_file_executors(config, self.hooks) if executor is None else lambda case: executor
+        )
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None
@@ -164,7 +189,7 @@ class EvalRunner:
         """Hand over every finished result still waiting for an earlier case."""
         self._reorder.flush()
 
-    def log(self, message: str, level: str = "info") -> None:
+    def log(self, message: str, level: LogLevel = "info") -> None:
         """A log line for the console / NDJSON stream."""
         self.on_event(RunEvent("log", level=level, message=message))
 
@@ -209,7 +234,8 @@ class EvalRunner:
             if case is None:
                 event = RunEvent("log", level="info", message=line)
             else:
-                event = RunEvent("output", case=case, run=run, message=line, stream=stream)
+                where: Stream = "stderr" if stream == "stderr" else "stdout"
+                event = RunEvent("output", case=case, run=run, message=line, stream=where)
             if threading.get_ident() == loop_thread:
                 self.on_event(event)
                 return
@@ -352,27 +378,6 @@ class EvalRunner:
 
     # -- one case ----------------------------------------------------------------------
 
-    def request_options(self, case: Case, run: int | None) -> RequestOptions:
-        """Identity, connector and metadata of a case, by the documented priorities."""
-        config, ctx = self.config, self.config.context
-        metadata = {**ctx.metadata, **case.metadata, **(case.options.metadata or {})}
-        chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
-        if ctx.chat_id and run and run > 1:
-            chat_id = f"{ctx.chat_id}-run{run}"
-        locale, user_id, team_id = config.identity(case)
-        return RequestOptions(
-            connector=config.connector or case.options.connector,
-            locale=locale,
-            user_id=user_id,
-            team_id=team_id,
-            chat_id=chat_id,
-            metadata=metadata,
-            authorized=dict(ctx.authorized),
-            skip=dict(case.options.skip or {}),
-            mode=case.options.mode,
-            max_steps=config.max_steps,
-        )
-
     async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
         """Run one case (Before -> agent -> assertions -> After) into a result."""
         if case.skip:
@@ -383,8 +388,9 @@ class EvalRunner:
         return await self._captured(case, run, lambda: self._run_with_hooks(case, run))
 
     async def _run_with_hooks(self, case: Case, run: int | None) -> CaseResult:
+        """Before, the executor, After: an interrupted case still runs its After hook."""
         started = time.perf_counter()
-        hook_ctx = self._hook_context(case)
+        hook_ctx = self.config.hook_context(case)
         before_data: Any = None
         if case.before:
             before = asyncio.ensure_future(self.hooks.call(case.before, hook_ctx, case.to_dict()))
@@ -394,9 +400,11 @@ class EvalRunner:
                 await self._after_cancelled_before(case, hook_ctx, before)
                 raise
             except AgentCliError as error:
-                return self._error(case, run, f"before script failed: {error}", started)
+                return error_result(case, run, f"before script failed: {error}", started)
+        executor = self._executor_for(case)
+        timeout = case.timeout or self.config.timeout
         try:
-            result = await self._execute(case, run, started)
+            result = await executor.execute(case, run, started=started, timeout=timeout)
         except asyncio.CancelledError:
             if case.after:
                 after = asyncio.ensure_future(self._after(case, hook_ctx, None, before_data))
@@ -431,94 +439,15 @@ class EvalRunner:
     async def _after(
         self, case: Case, ctx: EvalContext, result: CaseResult | None, data: Any
     ) -> None:
+        """The case's After hook, given the result (None: the case did not finish); its
+        failure is a warning."""
+        if case.after is None:
+            return
         summary = None if result is None else _hook_summary(result)
         try:
             await self.hooks.call(case.after, ctx, case.to_dict(), summary, data)
         except AgentCliError as error:
             self.log(f"after script failed ({case.id}): {error}", "warning")
-
-    def _hook_context(self, case: Case) -> EvalContext:
-        ctx = self.config.context
-        locale, user_id, team_id = self.config.identity(case)
-        return EvalContext(
-            locale=locale,
-            user_id=user_id,
-            team_id=team_id,
-            chat_id=ctx.chat_id,
-            metadata={**ctx.metadata, **case.metadata},
-            authorized=dict(ctx.authorized),
-        )
-
-    async def _execute(self, case: Case, run: int | None, started: float) -> CaseResult:
-        if case.is_dynamic:
-            from agentcli.eval.run.dynamic import run_dynamic  # dynamic imports this module
-
-            return await run_dynamic(self, case, run, started)
-        timeout = case.timeout or self.config.timeout
-        options = self.request_options(case, run)
-        conversation = self.config.assistant.conversation(options)
-        retries: list[dict[str, Any]] = []
-        RETRY_LOG.set(retries)  # this task's model calls record their retries here
-        try:
-            async with asyncio.timeout(timeout):
-                reply = await conversation.send(case.build_messages())
-        except TimeoutError:
-            result = self._error(case, run, f"timed out after {_seconds(timeout)}", started)
-            result.status = "timeout"
-            if retries:
-                result.trace = Trace(retries=retries)
-            return result
-        except AgentCliError as error:  # a hook's failure (HookError) among them
-            return self._error(case, run, str(error), started)
-        duration_ms = _elapsed_ms(started)
-        trace = trace_of(reply)
-        trace.retries = retries or None
-        if reply.status in ("failed", "aborted"):
-            reason = reply.error or f"turn {reply.status}"
-            if reply.error_kind:
-                reason = f"[{reply.error_kind}] {reason}"
-            result = self._error(case, run, reason, started)
-            result.trace = trace
-            result.output = output_under_test(trace)
-            return result
-        subject = Subject.from_trace(trace, duration_ms=duration_ms, input=case.input)
-        assertions = await evaluate(case.effective_assertions(), subject, self.env)
-        passed = all(a.passed for a in assertions)
-        error = None
-        if reply.status == "max_steps":
-            passed, error = False, "the agent hit max_steps before answering"
-        return CaseResult(
-            id=case.id,
-            status="passed" if passed else "failed",
-            input=case.input,
-            output=subject.output,
-            expected=case.expected,
-            duration_ms=duration_ms,
-            error=error or _first_failure(assertions),
-            assertions=assertions,
-            trace=trace,
-            metadata=case.metadata or {},
-            run=run,
-        )
-
-    def _error(self, case: Case, run: int | None, message: str, started: float) -> CaseResult:
-        return CaseResult(
-            id=case.id,
-            status="error",
-            input=case.input,
-            expected=case.expected,
-            duration_ms=_elapsed_ms(started),
-            error=message,
-            metadata=case.metadata or {},
-            run=run,
-        )
-
-    async def _judge(
-        self, use: str, criteria: Any, subject: Subject, options: dict[str, Any]
-    ) -> dict[str, Any]:
-        return await judge_with_agent(
-            self.config.registry, use, criteria, subject.output, subject.input, options
-        )
 
 
 def trace_of(reply: Reply) -> Trace:
@@ -574,16 +503,14 @@ def failed(result: CaseResult) -> bool:
     return result.status in ("failed", "error", "timeout")
 
 
-def _first_failure(assertions: list[Any]) -> str | None:
-    for assertion in assertions:
-        if not assertion.passed:
-            return assertion.message
-    return None
+def _case_file_executors(config: EvalConfig, hooks: HookRunner) -> Callable[[Case], CaseExecutor]:
+    """Which executor plays a case of a case file: dynamic ones by the simulator, the
+    others single-turn, both judging through one assertion environment."""
+    # Imported here: the executors read ``trace_of`` from this module.
+    from agentcli.eval.run.dynamic import DynamicExecutor
+    from agentcli.eval.run.executor import assertion_env
+    from agentcli.eval.run.single_turn import SingleTurnExecutor
 
-
-def _elapsed_ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g}s"
+    env = assertion_env(config.registry, hooks)
+    single, dynamic = SingleTurnExecutor(config, env), DynamicExecutor(config, env)
+    return lambda case: dynamic if case.is_dynamic else single

@@ -10,7 +10,7 @@ be sync (run in a thread of their own) or async; each runs under the ``--timeout
 ``t.error``/``t.fail``/``t.fatal``), error (the test raised; the traceback is in the report),
 timeout, skipped (``t.skip``; a test that failed before skipping stays failed).
 
-``ScriptTestRunner`` is an ``EvalRunner`` whose cases are the test functions, so script
+``ScriptExecutor`` plays the test functions as the cases of an ``EvalRunner``, so script
 tests share the console, the results files, ``--parallel``, ``--runs``, ``--fail-fast`` and
 the exit codes of case runs.
 """
@@ -20,13 +20,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import agentcli
 from agentcli.assistant.context import Context
@@ -36,13 +35,16 @@ from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.checks.script_assert import StopTest, T
 from agentcli.eval.results.model import CaseResult
-from agentcli.eval.run.runner import EvalConfig, EvalRunner
+from agentcli.eval.run.executor import elapsed_ms
 from agentcli.eval.run.services import judge_with_agent
 from agentcli.pysource import load_source_module
 
+if TYPE_CHECKING:
+    from agentcli.eval.run.runner import EvalConfig
+
 __all__ = [
+    "ScriptExecutor",
     "ScriptSuite",
-    "ScriptTestRunner",
     "load_suite",
     "resolve_script_ref",
     "src_import",
@@ -132,26 +134,22 @@ def src_import(anchor: str | Path, module: str) -> ModuleType:
     return load_source_module(path, module)
 
 
-class ScriptTestRunner(EvalRunner):
-    """Runs the functions of a ``ScriptSuite`` as cases."""
+class ScriptExecutor:
+    """Plays the functions of a ``ScriptSuite``: the case ``TestX`` calls ``TestX(t, ctx)``."""
 
-    def __init__(self, config: EvalConfig, suite: ScriptSuite, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
+    def __init__(self, config: EvalConfig, suite: ScriptSuite) -> None:
+        self.config = config
         self.suite = suite
 
-    async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
-        """Run the test function named by ``case.id``."""
-        function = self.suite.functions[case.id]
-        return await self._captured(case, run, lambda: self.run_test(case.id, function, run))
-
-    async def run_test(
-        self, name: str, function: Callable[..., Any], run: int | None = None
+    async def execute(
+        self, case: Case, run: int | None, *, started: float, timeout: float
     ) -> CaseResult:
-        """One test: ``function(t, ctx)`` under the timeout, its outcome as a result."""
-        started = time.perf_counter()
-        ctx = self._context(name, run)
+        """One test: the function named by ``case.id`` under ``timeout``, its outcome as a
+        result."""
+        name = case.id
+        function = self.suite.functions[name]
+        ctx = self._context(case, run)
         t = T(name, judge=self._judge_response, bridge=ctx.bridge)
-        timeout = self.config.timeout
         status, error = "passed", None
         try:
             async with asyncio.timeout(timeout):
@@ -170,16 +168,17 @@ class ScriptTestRunner(EvalRunner):
         return CaseResult(
             id=name,
             status=status,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            duration_ms=elapsed_ms(started),
             error=error,
             assertions=list(t.assertions),
             metadata={"logs": t.logs} if t.logs else {},
             run=run,
         )
 
-    def _context(self, name: str, run: int | None) -> Context:
-        options = self.request_options(Case(id=name), run)
-        chat_id = f"script-test-{name}"
+    def _context(self, case: Case, run: int | None) -> Context:
+        """A real agent context of the package, with the run's identity."""
+        options = self.config.request_options(case, run)
+        chat_id = f"script-test-{case.id}"
         conversation = self.config.assistant.conversation(options)
         return Context(
             conversation=conversation,

@@ -6,12 +6,14 @@ the summary, and tell the truth in the exit code (0 passed, 1 failed, 2 bad inpu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,19 +40,21 @@ from agentcli.eval.run.runner import (
     BeforeAllFailed,
     EvalConfig,
     EvalRunner,
+    RunOutcome,
     failed,
     stop_grace,
     trace_of,
 )
-from agentcli.eval.run.scripts import ScriptSuite, ScriptTestRunner, load_suite, resolve_script_ref
+from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, resolve_script_ref
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, parse_shard
-from agentcli.eval.stats.stability import StabilityTracker, stability_summary
+from agentcli.eval.run.view import EvalView
+from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
 from agentcli.patterns import Pattern, compile_pattern
 
 if TYPE_CHECKING:
-    from agentcli.eval.reports import LoadedReport
+    from agentcli.eval.reports import LoadedReport, RedactingWriter
 
 __all__ = ["EvalRequest", "run_eval"]
 
@@ -81,7 +85,7 @@ def project_root_for(path: Path, package: Any) -> Path:
     return path.resolve().parent
 
 
-async def run_eval(request: EvalRequest, view: Any) -> int:
+async def run_eval(request: EvalRequest, view: EvalView) -> int:
     """Run the invocation described by ``request``, rendering through ``view``."""
     if not request.input and not request.scripts:
         raise ConfigError(
@@ -139,7 +143,7 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             return await _run_cases(
                 config, CaseSet.of(suite.cases()), request, view, spec, suite=suite
             )
-        cases = await generate_cases(
+        generated = await generate_cases(
             spec.value,
             assistant=assistant,
             registry=registry,
@@ -147,7 +151,7 @@ async def run_eval(request: EvalRequest, view: Any) -> int:
             timeout=config.timeout,
             warn=view.warning,
         )
-        return await _run_cases(config, CaseSet.of(cases), request, view, spec)
+        return await _run_cases(config, CaseSet.of(generated), request, view, spec)
     finally:
         await registry.aclose()
 
@@ -183,7 +187,7 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
 
 
-async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: Any) -> int:
+async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: EvalView) -> int:
     case = parse_case(
         {"id": "T001", "input": text},
         source_file=request.cwd / "<message>",
@@ -191,9 +195,8 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
         project_root=request.cwd,
     )
     _preflight_connector(config, [CaseInfo.of(case)])
-    runner = EvalRunner(config)
     started = time.perf_counter()
-    conversation = config.assistant.conversation(runner.request_options(case, None))
+    conversation = config.assistant.conversation(config.request_options(case, None))
     try:
         async with asyncio.timeout(config.timeout):
             reply = await conversation.send(case.build_messages())
@@ -243,19 +246,52 @@ def default_output_path(case_file: Path) -> Path:
     return path
 
 
+@dataclass(slots=True)
+class RunPlan:
+    """What a case run will do: which cases, against what, kept from where, written where."""
+
+    cases: CaseSet  # the selected cases (shard and --run applied)
+    total: int  # cases before --run (in the shard)
+    selected: list[CaseInfo]
+    connector: str
+    input_label: str
+    writer: RedactingWriter
+    output_path: Path
+    suite: ScriptSuite | None = None
+    resumed: LoadedReport | None = None
+    kept: list[dict[str, Any]] = field(default_factory=list)
+
+
 async def _run_cases(
     config: EvalConfig,
     cases: CaseSet,
     request: EvalRequest,
-    view: Any,
+    view: EvalView,
     spec: InputSpec,
     *,
     suite: ScriptSuite | None = None,
 ) -> int:
-    from agentcli.eval.reports import writer_for
-    from agentcli.eval.reports._files import same_file
+    """Plan the run, run it, finish it: the exit code."""
+    cases, total = _selected_cases(config, cases, request, view)
+    if request.dry_run:
+        return _dry_run(cases, request, view, spec)
+    plan = _plan(config, cases, total, request, spec, suite)
+    _announce(plan, config, request, view)
+    _open_results(plan, config, request)
+    run = CaseRun(config, plan, request, view)
+    with _signals_to(run.on_signal):
+        try:
+            await run.run()
+            summary, stability = run.close_results()
+        finally:
+            await run.runner.after_all(run.before_all_data)
+    return run.finish(summary, stability)
 
-    package = config.assistant.package
+
+def _selected_cases(
+    config: EvalConfig, cases: CaseSet, request: EvalRequest, view: EvalView
+) -> tuple[CaseSet, int]:
+    """The cases of this shard that ``--run`` selects, and how many the shard holds."""
     if request.shard:
         index, count = parse_shard(request.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
@@ -264,20 +300,36 @@ async def _run_cases(
     run_filter = config.run_filter
     if run_filter is not None:  # once, here: everything after sees only the selected cases
         cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
-    if request.dry_run:
-        return _dry_run(cases, request, view, spec)
+    return cases, total
+
+
+def _plan(
+    config: EvalConfig,
+    cases: CaseSet,
+    total: int,
+    request: EvalRequest,
+    spec: InputSpec,
+    suite: ScriptSuite | None,
+) -> RunPlan:
+    """Check everything the run needs before anything runs (connector, simulators, hooks,
+    the results to resume, the output target): bad input is exit 2, not lost results."""
+    from agentcli.eval.reports import writer_for
+
+    package = config.assistant.package
     if suite is None:
         connector = _preflight_connector(config, cases.infos)
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
     selected = cases.infos
-    if run_filter is not None and not selected:
+    if config.run_filter is not None and not selected:
         raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
     resumed = _resumed_results(request.resume) if request.resume else None
     kept = resumed.results if resumed is not None else []
+    if resumed is not None:
+        config.done = _done_cases(resumed)
     output_path = (
         request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
     )
@@ -289,6 +341,25 @@ async def _run_cases(
         inputs=_input_files(request, spec, suite),
         force=request.force,
     )
+    return RunPlan(
+        cases=cases,
+        total=total,
+        selected=selected,
+        connector=connector,
+        input_label=input_label,
+        writer=writer,
+        output_path=output_path,
+        suite=suite,
+        resumed=resumed,
+        kept=kept,
+    )
+
+
+def _announce(plan: RunPlan, config: EvalConfig, request: EvalRequest, view: EvalView) -> None:
+    """The header and the info lines that say what is about to run."""
+    package, connector, suite = config.assistant.package, plan.connector, plan.suite
+    input_label, total, selected = plan.input_label, plan.total, plan.selected
+    run_filter, writer, kept = config.run_filter, plan.writer, plan.kept
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
     if connector:
@@ -315,7 +386,15 @@ async def _run_cases(
         view.info(f"Streaming results to {writer.stream_path}")
     if request.resume:
         view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
-        config.done = _done_cases(resumed, view)
+        assert plan.resumed is not None
+        _resume_warnings(plan.resumed, view)
+
+
+def _open_results(plan: RunPlan, config: EvalConfig, request: EvalRequest) -> None:
+    """Write the header (and the kept results) to the results file."""
+    from agentcli.eval.reports._files import same_file
+
+    input_label, writer, resumed, kept = plan.input_label, plan.writer, plan.resumed, plan.kept
     started_at = datetime.now(UTC)
     locale, user_id, team_id = config.identity()
     header = {
@@ -347,97 +426,152 @@ async def _run_cases(
         request.output is None or same_file(request.output, request.resume)
     )
     writer.open(header, resumed.records if in_place else kept)
-    counts: dict[str, int] = {}
-    write_failure: OutputError | None = None
-    tracker = (
-        StabilityTracker([c.id for c in selected], runs=config.runs) if config.runs > 1 else None
-    )
 
-    def on_result(result: CaseResult) -> None:
-        nonlocal write_failure
-        if write_failure is not None:
+
+@contextlib.contextmanager
+def _signals_to(handler: Callable[[int], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM go to ``handler`` (with the signal number) inside the block."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, handler, signum)
+    try:
+        yield
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+
+class ResultTally:
+    """A run's results as they come, in case order: counted, written to the results file,
+    and (``--runs``) gathered into each case's stability figures. It holds nothing of the
+    runner that feeds it, so a finished run leaves no reference cycle behind."""
+
+    def __init__(self, plan: RunPlan, view: EvalView, *, runs: int, min_pass_rate: float) -> None:
+        self.writer, self.view = plan.writer, view
+        self.runs, self.min_pass_rate = runs, min_pass_rate
+        self.counts: dict[str, int] = {}
+        self.write_failure: OutputError | None = None
+        self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
+        self.tracker = (
+            StabilityTracker([c.id for c in plan.selected], runs=runs) if runs > 1 else None
+        )
+        self._count_kept(plan.kept)
+
+    def _count_kept(self, kept: list[dict[str, Any]]) -> None:
+        """The kept results of ``--resume`` count as if this run had them."""
+        counts, tracker = self.counts, self.tracker
+        tracked: set[tuple[str, Any]] = set()
+        for previous in kept:  # the reader's statuses: always one of STATUSES
+            counts[previous["status"]] = counts.get(previous["status"], 0) + 1
+            key = (previous["id"], previous.get("run"))
+            if tracker is not None and previous["id"] and key not in tracked:
+                tracked.add(key)  # a run kept twice counts once in its case's figures
+                tracker.add(previous)
+
+    def on_result(self, result: CaseResult) -> None:
+        """A finished result: counted and written."""
+        counts, writer = self.counts, self.writer
+        if self.write_failure is not None:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
         try:
             writer.add(result.to_dict())
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
-            write_failure = error
-            run_task.cancel()
+            self.write_failure = error
+            self.stop_run()
 
-    def stop_when(result: CaseResult) -> bool:
+    def stop_when(self, result: CaseResult) -> bool:
+        """Whether ``result`` stops a ``--fail-fast`` run: with ``--runs``, once its case
+        can no longer reach ``--min-pass-rate``."""
+        tracker = self.tracker
         if tracker is None:
             return failed(result)
         finished = tracker.add(result)
         if finished is not None:
-            view.stability(finished)
-        return not tracker.can_still_reach(result.id, config.runs, request.min_pass_rate)
+            self.view.stability(finished)
+        return not tracker.can_still_reach(result.id, self.runs, self.min_pass_rate)
 
-    tracked: set[tuple[str, Any]] = set()
-    for previous in kept:  # the reader's statuses: always one of STATUSES
-        counts[previous["status"]] = counts.get(previous["status"], 0) + 1
-        key = (previous["id"], previous.get("run"))
-        if tracker is not None and previous["id"] and key not in tracked:
-            tracked.add(key)  # a run kept twice counts once in its case's figures
-            tracker.add(previous)
-    runner = (
-        EvalRunner(config, on_event=view.on_event, on_result=on_result, stop_when=stop_when)
-        if suite is None
-        else ScriptTestRunner(
-            config, suite, on_event=view.on_event, on_result=on_result, stop_when=stop_when
+
+class CaseRun:
+    """The run step of a plan: the cases run with fail-fast and interrupts, their results
+    tallied as they come; then the summary on disk and the exit code."""
+
+    def __init__(
+        self, config: EvalConfig, plan: RunPlan, request: EvalRequest, view: EvalView
+    ) -> None:
+        self.config, self.plan, self.request, self.view = config, plan, request, view
+        self.interrupted = False
+        self.signals = 0
+        self.grace = stop_grace()
+        self.before_all_data: Any = None
+        self.failed_before_all: BeforeAllFailed | None = None
+        self.duration_ms = 0
+        self.run_task: asyncio.Future[RunOutcome] | None = None
+        self.tally = ResultTally(plan, view, runs=config.runs, min_pass_rate=request.min_pass_rate)
+        self.runner = EvalRunner(
+            config,
+            executor=None if plan.suite is None else ScriptExecutor(config, plan.suite),
+            on_event=view.on_event,
+            on_result=self.tally.on_result,
+            stop_when=self.tally.stop_when,
         )
-    )
-    view.section("Running Tests")
-    view.start_progress(len(selected) * config.runs)
-    clock = time.perf_counter()
-    interrupted = False
-    signals = 0
-    grace = stop_grace()
-    before_all_data: Any = None
-    run_task = asyncio.ensure_future(runner.run(cases))
-    loop = asyncio.get_running_loop()
 
-    def on_signal(signum: int) -> None:
-        nonlocal interrupted, signals
-        signals += 1
-        if signals == 1:  # stop: finished results, the summary, clean-up within the grace
-            interrupted = True
+    def on_signal(self, signum: int) -> None:
+        """Ctrl-C: stop, keeping finished results and the summary; hooks still running get
+        the grace period. Twice: leave the hooks behind now. Three times: exit at once."""
+        self.signals += 1
+        if self.signals == 1:  # stop: finished results, the summary, clean-up within the grace
+            self.interrupted = True
             note_interrupt(signum)
-            view.warning(
-                f"Stopping: hooks still running get {grace:g}s to finish "
+            self.view.warning(
+                f"Stopping: hooks still running get {self.grace:g}s to finish "
                 "(a second Ctrl-C stops them now)"
             )
-            runner.interrupt(grace)
-            run_task.cancel()
-        elif signals == 2:  # leave the hooks behind now; the summary is still written
-            runner.interrupt(0)
+            self.runner.interrupt(self.grace)
+            if self.run_task is not None:
+                self.run_task.cancel()
+        elif self.signals == 2:  # leave the hooks behind now; the summary is still written
+            self.runner.interrupt(0)
         else:
             os._exit(EXIT_INTERRUPTED)
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, on_signal, signum)
-    failed_before_all: BeforeAllFailed | None = None
-    # Everything loaded so far (modules, the package, every case's summary) lives for the
-    # whole run: frozen, the collector's full passes skip it instead of walking it again
-    # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
-    # unless the host had frozen objects itself (then we leave its choice alone).
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    try:
+    async def run(self) -> None:
+        """Run the plan's cases to their end, a stop or an interrupt."""
+        view, runner = self.view, self.runner
+        view.section("Running Tests")
+        view.start_progress(len(self.plan.selected) * self.config.runs)
+        clock = time.perf_counter()
+        self.run_task = run_task = asyncio.ensure_future(runner.run(self.plan.cases))
+        self.tally.stop_run = run_task.cancel
+        # Everything loaded so far (modules, the package, every case's summary) lives for the
+        # whole run: frozen, the collector's full passes skip it instead of walking it again
+        # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
+        # unless the host had frozen objects itself (then we leave its choice alone).
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.freeze()
         try:
             outcome = await run_task
-            before_all_data = outcome.before_all_data
+            self.before_all_data = outcome.before_all_data
         except asyncio.CancelledError:
-            if not interrupted and write_failure is None:
+            if not self.interrupted and self.tally.write_failure is None:
                 raise
             runner.flush_finished()
         except BeforeAllFailed as error:
-            failed_before_all = error
+            self.failed_before_all = error
         finally:
             if freeze:
                 gc.unfreeze()
             view.stop_progress()
-        duration_ms = int((time.perf_counter() - clock) * 1000)
+        self.duration_ms = int((time.perf_counter() - clock) * 1000)
+
+    def close_results(self) -> tuple[dict[str, Any], list[CaseStability]]:
+        """The summary and the ``--runs`` figures, written before AfterAll runs: a hook that
+        hangs cannot cost them."""
+        config, request, tally = self.config, self.request, self.tally
+        counts, tracker, write_failure = tally.counts, tally.tracker, tally.write_failure
+        writer, output_path, duration_ms = self.plan.writer, self.plan.output_path, self.duration_ms
+        package, connector = config.assistant.package, self.plan.connector
         summary = summary_from_counts(
             counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
         )
@@ -454,26 +588,32 @@ async def _run_cases(
         except OutputError as error:
             resumable = writer.stream_path or output_path
             write_failure = error if writer.results_complete else _resumable(error, resumable)
-    finally:
-        try:
-            await runner.after_all(before_all_data)
-        finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
-    if failed_before_all is not None:
-        view.error(f"beforeAll script failed: {failed_before_all}")
-        return EXIT_USAGE
-    view.summary(summary, str(output_path))
-    if write_failure is not None:  # after the summary: the figures are true, a file is not
-        raise write_failure
-    view.output_file(str(output_path))
-    if interrupted:
-        written = f"{output_path}" + (f" and {writer.stream_path}" if writer.stream_path else "")
-        view.warning(f"Interrupted: {runner.delivered} finished results written to {written}")
-        return EXIT_INTERRUPTED
-    code = exit_code_for(summary, stability, request.min_pass_rate)
-    view.banner(code == EXIT_OK)
-    return code
+        tally.write_failure = write_failure
+        return summary, stability
+
+    def finish(self, summary: dict[str, Any], stability: list[CaseStability]) -> int:
+        """Show the summary and the verdict; the exit code."""
+        view, request, writer = self.view, self.request, self.plan.writer
+        output_path = self.plan.output_path
+        if self.failed_before_all is not None:
+            view.error(f"beforeAll script failed: {self.failed_before_all}")
+            return EXIT_USAGE
+        view.summary(summary, str(output_path))
+        write_failure = self.tally.write_failure
+        if write_failure is not None:  # after the summary: the figures are true, a file is not
+            raise write_failure
+        view.output_file(str(output_path))
+        if self.interrupted:
+            written = f"{output_path}" + (
+                f" and {writer.stream_path}" if writer.stream_path else ""
+            )
+            view.warning(
+                f"Interrupted: {self.runner.delivered} finished results written to {written}"
+            )
+            return EXIT_INTERRUPTED
+        code = exit_code_for(summary, stability, request.min_pass_rate)
+        view.banner(code == EXIT_OK)
+        return code
 
 
 def _resumable(error: OutputError, results: Path) -> OutputError:
@@ -498,10 +638,15 @@ def _resumed_results(path: Path) -> LoadedReport:
     return read_results(path)
 
 
-def _done_cases(resumed: LoadedReport, view: Any) -> frozenset[tuple[str, int | None]]:
-    """The ``(id, run)`` of every kept result, which the run skips; the reader's warnings
-    are shown. A result without a usable id matches no case: it stays in the file and its
-    case (whichever it was) runs again."""
+def _done_cases(resumed: LoadedReport) -> frozenset[tuple[str, int | None]]:
+    """The ``(id, run)`` of every kept result, which the run skips. A result without a
+    usable id matches no case: it stays in the file and its case (whichever it was) runs
+    again."""
+    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
+
+
+def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
+    """The reader's warnings about the resumed file, and the kept results no case matches."""
     for warning in resumed.warnings:
         view.warning(warning)
     orphans = sum(1 for result in resumed.results if not result["id"])
@@ -510,10 +655,9 @@ def _done_cases(resumed: LoadedReport, view: Any) -> frozenset[tuple[str, int | 
             f"{orphans} kept result(s) have no usable id and match no case: "
             "they stay in the file, and no case counts as done because of them"
         )
-    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
 
 
-def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any, spec: InputSpec) -> int:
+def _dry_run(cases: Iterable[Case], request: EvalRequest, view: EvalView, spec: InputSpec) -> int:
     """List the cases; with ``-o``, write them as a case file (never over an input, never
     over an existing file without ``--force``)."""
     from agentcli.eval.reports._files import (

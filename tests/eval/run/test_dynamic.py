@@ -13,10 +13,11 @@ import pytest
 from rich.console import Console
 
 from agentcli.assistant.session import AssistantRegistry
+from agentcli.cli.views.console import ConsoleView
+from agentcli.cli.views.json_events import JsonEvents
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.load import CaseInfo
 from agentcli.eval.cases.parse import parse_case
-from agentcli.eval.console import ConsoleView, JsonEvents
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.dynamic import check_simulators, parse_simulator_reply, simulator_request
 from agentcli.eval.run.runner import EvalConfig, EvalRunner, RunEvent

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from agentcli.eval.run.runner import BeforeAllFailed
+from agentcli.capture import routed_output
+from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.runner import BeforeAllFailed, EvalRunner
 from agentcli.eval.run.services import EvalContext
 from tests.eval.probe import Probe, cases
 
@@ -241,3 +243,64 @@ async def test_messages_hooks_send_are_kept_in_the_trace(tmp_path):
     )
     assert [m["props"]["content"] for m in result.trace.sent] == ["working on it"]
     assert result.to_dict()["trace"]["sent"][0]["type"] == "text"
+
+
+class Recording:
+    """A ``CaseExecutor`` that records what it is given; run 1 of case ``flaky`` errs on
+    its first attempt, and every case prints a line."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int | None, float]] = []
+
+    async def execute(self, case, run, *, started, timeout):
+        self.seen.append((case.id, run, timeout))
+        print(f"ran {case.id}")
+        first = self.seen.count((case.id, run, timeout)) == 1
+        if (case.id, run) == ("flaky", 1) and first:
+            return CaseResult(id=case.id, status="error", error="boom", run=run)
+        return CaseResult(id=case.id, status="passed", run=run)
+
+
+async def test_the_runner_gives_an_executor_each_run_and_keeps_hooks_retries_skips_and_capture(
+    tmp_path,
+):
+    probe = Probe(retries=1, timeout=7.0, runs=2, parallel=2)
+    executor, results, events = Recording(), [], []
+    runner = EvalRunner(
+        probe.config, executor=executor, on_result=results.append, on_event=events.append
+    )
+    try:
+        with routed_output():  # as the CLI runs: what a case prints becomes its logs
+            await runner.run(
+                cases(
+                    {"id": "flaky", "input": "x", "before": "env_test.Before"},
+                    {"id": "quick", "input": "y", "timeout": "2s", "after": "env_test.After"},
+                    {"id": "off", "input": "z", "skip": True},
+                )
+            )
+    finally:
+        await probe.registry.aclose()
+    assert [(r.id, r.run, r.status, r.attempts) for r in results] == [
+        ("flaky", 1, "passed", 2),
+        ("flaky", 2, "passed", None),
+        ("quick", 1, "passed", None),
+        ("quick", 2, "passed", None),
+        ("off", 1, "skipped", None),
+        ("off", 2, "skipped", None),
+    ]
+    assert sorted(executor.seen) == [
+        ("flaky", 1, 7.0),
+        ("flaky", 1, 7.0),
+        ("flaky", 2, 7.0),
+        ("quick", 1, 2.0),
+        ("quick", 2, 2.0),
+    ]
+    assert results[2].logs == [{"stream": "stdout", "text": "ran quick"}]
+    assert any("retrying [flaky] (attempt 2/2): boom" in e.message for e in events)
+    assert sorted(map(tuple, hook_log(tmp_path))) == [
+        ("After", "quick", "passed", None),
+        ("After", "quick", "passed", None),
+        ("Before", "flaky", "test-user"),
+        ("Before", "flaky", "test-user"),
+        ("Before", "flaky", "test-user"),
+    ]

@@ -14,9 +14,9 @@ from agentcli.assistant.package import resolve_assistant
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError
 from agentcli.eval.checks.script_assert import ALIASES, Assert, StopTest, T
-from agentcli.eval.run.runner import EvalConfig
+from agentcli.eval.run.runner import EvalConfig, EvalRunner
 from agentcli.eval.run.scripts import (
-    ScriptTestRunner,
+    ScriptExecutor,
     load_suite,
     resolve_script_ref,
     src_import,
@@ -250,15 +250,16 @@ async def run_suite(timeout: float = 5.0, run_filter: str | None = None, **confi
     assistant = registry.get("barista")
     suite = load_suite(assistant.package, "checks")
     events, results = [], []
-    runner = ScriptTestRunner(
-        EvalConfig(
-            assistant=assistant,
-            registry=registry,
-            timeout=timeout,
-            run_filter=re.compile(run_filter) if run_filter else None,
-            **config,
-        ),
-        suite,
+    eval_config = EvalConfig(
+        assistant=assistant,
+        registry=registry,
+        timeout=timeout,
+        run_filter=re.compile(run_filter) if run_filter else None,
+        **config,
+    )
+    runner = EvalRunner(
+        eval_config,
+        executor=ScriptExecutor(eval_config, suite),
         on_event=events.append,
         on_result=results.append,
     )

@@ -9,9 +9,10 @@ import re
 import pytest
 from rich.console import Console
 
-from agentcli.eval.console import ConsoleView, JsonEvents, format_duration, preview
+from agentcli.cli.views.console import ConsoleView, format_duration, preview
+from agentcli.cli.views.json_events import JsonEvents
 from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
-from agentcli.eval.run.runner import RunEvent
+from agentcli.eval.run.view import RunEvent
 from tests.eval.probe import cases
 
 

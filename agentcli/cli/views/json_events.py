@@ -1,0 +1,163 @@
+"""``agent eval --json``: the run as NDJSON events on stdout, one object a line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+from agentcli.eval.cases.model import input_text
+from agentcli.secrets import redact_data
+
+if TYPE_CHECKING:
+    from agentcli.eval.cases.model import Case
+    from agentcli.eval.results.model import Trace
+    from agentcli.eval.run.view import RunEvent
+    from agentcli.eval.stats.stability import CaseStability
+
+__all__ = ["JsonEvents"]
+
+
+class JsonEvents:
+    """``--json``: one JSON object per line on stdout, nothing else there."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def emit(self, data: dict[str, Any]) -> None:
+        """Write one event line (secrets redacted)."""
+        self.out.write(json.dumps(redact_data(data), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def on_event(self, event: RunEvent) -> None:
+        """Translate a runner event."""
+        if event.type == "output" and event.case is not None:
+            data: dict[str, Any] = {
+                "type": "log",
+                "level": "warning" if event.stream == "stderr" else "info",
+                "id": event.case.id,
+                "stream": event.stream,
+                "message": event.message,
+            }
+            if event.run:
+                data["run"] = event.run
+            self.emit(data)
+        elif event.case is not None and event.case.is_dynamic:
+            self._dynamic(event)
+        elif event.type == "test_start" and event.case is not None:
+            data = {
+                "type": "test_start",
+                "id": event.case.id,
+                "input": input_text(event.case)[:200],
+            }
+            if event.run:
+                data["run"] = event.run
+            self.emit(data)
+        elif event.type == "test_result" and event.result is not None:
+            result = event.result
+            data = {
+                "type": "test_result",
+                "id": result.id,
+                "status": result.status,
+                "duration_ms": result.duration_ms,
+            }
+            if event.run:
+                data["run"] = event.run
+            if result.error:
+                data["error"] = result.error
+            self.emit(data)
+        elif event.type == "log":
+            self.emit({"type": "log", "level": event.level, "message": event.message})
+
+    def _dynamic(self, event: RunEvent) -> None:
+        """``dynamic_start`` / ``dynamic_result`` in place of test_start / test_result."""
+        case, result = event.case, event.result
+        assert case is not None
+        data: dict[str, Any]
+        if event.type == "test_start":
+            data = {
+                "type": "dynamic_start",
+                "id": case.id,
+                "checkpoints": len(case.checkpoints),
+                "max_turns": case.max_turns,
+            }
+        elif event.type == "test_result" and result is not None:
+            reached = sum(1 for p in result.checkpoints or [] if p.get("reached"))
+            data = {
+                "type": "dynamic_result",
+                "id": result.id,
+                "status": result.status,
+                "turns": len(result.turns or []),
+                "checkpoints": len(case.checkpoints),
+                "checkpoints_reached": reached,
+                "duration_ms": result.duration_ms,
+            }
+            if result.error:
+                data["error"] = result.error
+        else:
+            return
+        if event.run:
+            data["run"] = event.run
+        self.emit(data)
+
+    def header(self, title: str = "") -> None:
+        """Not part of the stream."""
+
+    def section(self, title: str) -> None:
+        """Not part of the stream."""
+
+    def info(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "info", "message": message})
+
+    def warning(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "warning", "message": message})
+
+    def error(self, message: str) -> None:
+        """A log event."""
+        self.emit({"type": "log", "level": "error", "message": message})
+
+    def start_progress(self, total: int) -> None:
+        """No progress bar in the stream."""
+
+    def stop_progress(self) -> None:
+        """No progress bar in the stream."""
+
+    def stability(self, stats: CaseStability) -> None:
+        """A case's stability figures, once its runs are done."""
+        self.emit({"type": "stability", **stats.to_dict()})
+
+    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+        """The summary event."""
+        self.emit({"type": "summary", **summary})
+
+    def output_file(self, path: str) -> None:
+        """Where the results went."""
+        self.emit({"type": "output_file", "path": path})
+
+    def banner(self, passed: bool) -> None:
+        """Not part of the stream."""
+
+    def dry_run_case(self, case: Case) -> None:
+        """One planned case."""
+        self.emit({"type": "dry_run_case", "case": case.to_dict()})
+
+    def direct_output(
+        self, output: Any, trace: Trace | None, duration_ms: float, error: str | None
+    ) -> None:
+        """Message mode's single JSON object."""
+        data: dict[str, Any] = {
+            "type": "direct_output",
+            "output": output,
+            "duration_ms": duration_ms,
+        }
+        if trace is not None:
+            data["trace"] = trace.to_dict()
+        if error:
+            data["error"] = error
+        self.emit(data)
+
+    def direct_error(self, message: str) -> None:
+        """Message mode failed before an answer."""
+        self.emit({"type": "direct_output", "output": None, "error": message})

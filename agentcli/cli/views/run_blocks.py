@@ -1,0 +1,163 @@
+"""The console blocks of a whole run: headings, notices, the summary with its stability
+table, the final banner, and message mode's direct answer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from agentcli.cli.views.text import RULE_WIDTH, Block, preview
+from agentcli.eval.checks.matching import output_text
+from agentcli.eval.reports._view import format_duration
+from agentcli.secrets import redact_data, redact_text
+
+if TYPE_CHECKING:
+    from agentcli.eval.results.model import Trace
+
+__all__ = ["Banner", "DirectOutput", "Heading", "Notice", "StabilityTable", "SummaryBlock"]
+
+NOTICE_MARKS = {"info": ("ℹ ", "blue"), "warning": ("⚠ ", "yellow"), "error": ("✗ ", "red")}
+
+
+@dataclass(slots=True)
+class Heading(Block):
+    """A title between two rules: ``═`` for the run's header, ``─`` for a section."""
+
+    title: str
+    rule: str = "─"
+    style: str = "bold white"
+
+    def lines(self) -> list[Text]:
+        """A blank line, the rule, the title, the rule."""
+        rule = self.rule * RULE_WIDTH
+        return [Text(f"\n{rule}\n  {self.title}\n{rule}", style=self.style)]
+
+
+@dataclass(slots=True)
+class Notice(Block):
+    """An ``ℹ`` info, ``⚠`` warning or ``✗`` error line."""
+
+    message: str
+    level: str = "info"
+
+    def lines(self) -> list[Text]:
+        """The one line."""
+        return [Text.assemble(NOTICE_MARKS[self.level], self.message)]
+
+
+@dataclass(slots=True)
+class SummaryBlock(Block):
+    """``Summary``: agent, connector, counts, pass rate and duration, the stability table
+    of ``--runs``, and where the results went."""
+
+    summary: dict[str, Any]
+    output_path: str | None = None
+
+    def lines(self) -> list[Text]:
+        """The heading, one row a figure, the stability table, the output path."""
+        summary = self.summary
+        lines = Heading("Summary").lines()
+        lines.extend(
+            Text.assemble(f"  {label:<11}", (str(value), style))
+            for label, value, style in self._rows()
+        )
+        rate = float(summary.get("pass_rate") or 0.0)
+        rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
+        lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
+        lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}"))
+        if summary.get("runs_per_case"):
+            lines.extend(StabilityTable(summary).lines())
+        if self.output_path:
+            lines.append(Text(f"\n  Output: {self.output_path}"))
+        return lines
+
+    def _rows(self) -> list[tuple[str, Any, str]]:
+        """``(label, value, style)`` of each count shown (zero skips, errors and timeouts
+        are left out)."""
+        summary = self.summary
+        rows: list[tuple[str, Any, str]] = [("Agent:", summary.get("agent_id"), "cyan")]
+        if summary.get("connector"):
+            rows.append(("Connector:", summary["connector"], "cyan"))
+        rows.append(("Total:", summary["total"], ""))
+        rows.append(("Passed:", summary["passed"], "green" if summary["passed"] else ""))
+        rows.append(("Failed:", summary["failed"], "red" if summary["failed"] else ""))
+        for key, label in (
+            ("skipped", "Skipped:"),
+            ("errors", "Errors:"),
+            ("timeouts", "Timeouts:"),
+        ):
+            if summary.get(key):
+                rows.append((label, summary[key], "red" if key != "skipped" else "yellow"))
+        return rows
+
+
+@dataclass(slots=True)
+class StabilityTable(Block):
+    """``Stability Analysis:``, the ``--runs`` figures of a summary, and the cases below
+    ``--min-pass-rate``."""
+
+    summary: dict[str, Any]
+
+    def lines(self) -> list[Text]:
+        """The title and one row a figure."""
+        summary = self.summary
+        rows = [
+            ("Runs/Case:", summary.get("runs_per_case")),
+            ("Total Runs:", summary.get("total_runs")),
+            ("Stable:", summary.get("stable")),
+            ("Mostly Stable:", summary.get("mostly_stable")),
+            ("Unstable:", summary.get("unstable")),
+            ("Highly Unstable:", summary.get("highly_unstable")),
+            ("Overall Rate:", f"{summary.get('overall_pass_rate') or 0:.1f}%"),
+            ("Mean Case Rate:", f"{summary.get('mean_pass_rate') or 0:.1f}%"),
+        ]
+        lines = [Text("\n  Stability Analysis:")]
+        lines.extend(Text(f"    {label:<17}{value}") for label, value in rows)
+        below = summary.get("cases_below_threshold") or []
+        if below:
+            threshold = summary.get("min_pass_rate", 100)
+            lines.append(Text(f"    Below {threshold:g}%:      {', '.join(below)}", style="red"))
+        return lines
+
+
+@dataclass(slots=True)
+class Banner(Block):
+    """The verdict between two double rules."""
+
+    passed: bool
+
+    def lines(self) -> list[Text]:
+        """The banner, a blank line after it."""
+        rule = "═" * RULE_WIDTH
+        if self.passed:
+            return [Text(f"\n{rule}\n  ✨ ALL TESTS PASSED ✨\n{rule}\n", style="bold green")]
+        return [Text(f"\n{rule}\n  ❌ TESTS FAILED\n{rule}\n", style="bold red")]
+
+
+@dataclass(slots=True)
+class DirectOutput(Block):
+    """Message mode: the error if any, the answer as is (objects as indented JSON, secrets
+    redacted inside them), then the tool calls."""
+
+    output: Any
+    trace: Trace | None = None
+    error: str | None = None
+
+    def lines(self) -> list[Text]:
+        """The error, the answer, the tool calls."""
+        lines = Notice(self.error, "error").lines() if self.error else []
+        if isinstance(self.output, str):
+            lines.append(Text(redact_text(self.output)))
+        elif self.output is not None:
+            lines.append(Text(json.dumps(redact_data(self.output), ensure_ascii=False, indent=2)))
+        if self.trace is not None and self.trace.tool_calls:
+            lines.append(Text("\n--- Tool Calls ---"))
+            for call in self.trace.tool_calls:
+                where = f"{call.server}/{call.tool}" if call.server else call.tool
+                outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
+                arguments = preview(output_text(call.arguments), 80)
+                lines.append(Text(f"  {where} → {outcome} (args: {arguments})"))
+        return lines

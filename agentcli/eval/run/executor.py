@@ -1,0 +1,78 @@
+"""How one case becomes a result: the ``CaseExecutor`` protocol and what its three
+implementations share.
+
+An executor plays a case against the assistant and judges it — single-turn
+(``single_turn``), a simulated conversation (``dynamic``), a script test function
+(``scripts``). It does not know the runner: scheduling, retries, Before/After hooks,
+captured output, fail-fast and the order of results are the runner's. The runner decides
+the timeout; the executor honours it where its own work starts and ends, because only it
+knows what a half-finished case leaves to report.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentcli.eval.checks.assertions import AssertionEnv, Subject
+from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.services import HookRunner, judge_with_agent
+
+if TYPE_CHECKING:
+    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.eval.cases.model import Case
+    from agentcli.eval.run.runner import EvalConfig
+
+__all__ = ["CaseExecutor", "JudgingExecutor", "assertion_env", "elapsed_ms", "error_result"]
+
+
+class CaseExecutor(Protocol):
+    """Plays one run of a case into its result (hooks and retries are the caller's)."""
+
+    async def execute(
+        self, case: Case, run: int | None, *, started: float, timeout: float
+    ) -> CaseResult:
+        """The result of ``case`` (``run`` of ``--runs``), timed from ``started``
+        (``time.perf_counter``), the agent's part bounded by ``timeout`` seconds."""
+        ...
+
+
+class JudgingExecutor:
+    """An executor of case-file cases: it talks to the run's assistant as ``config`` says
+    and judges through ``env``."""
+
+    def __init__(self, config: EvalConfig, env: AssertionEnv) -> None:
+        self.config = config
+        self.env = env
+
+
+def assertion_env(registry: AssistantRegistry, hooks: HookRunner) -> AssertionEnv:
+    """What assertions and checkpoints may call: the LLM judge and ``script`` functions."""
+
+    async def judge(
+        use: str, criteria: Any, subject: Subject, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        return await judge_with_agent(
+            registry, use, criteria, subject.output, subject.input, options
+        )
+
+    return AssertionEnv(judge=judge, script=hooks.resolve)
+
+
+def error_result(case: Case, run: int | None, message: str, started: float) -> CaseResult:
+    """A case that could not be judged: ``error`` with ``message``."""
+    return CaseResult(
+        id=case.id,
+        status="error",
+        input=case.input,
+        expected=case.expected,
+        duration_ms=elapsed_ms(started),
+        error=message,
+        metadata=case.metadata or {},
+        run=run,
+    )
+
+
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since ``started`` (``time.perf_counter``), to the microsecond."""
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,78 @@
+"""The single-turn executor: send a case's messages once, assert on the reply."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from agentcli.errors import AgentCliError
+from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
+from agentcli.eval.results.model import CaseResult, Trace
+from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result
+from agentcli.eval.run.runner import trace_of
+from agentcli.models.retry import RETRY_LOG
+
+if TYPE_CHECKING:
+    from agentcli.eval.cases.model import Case
+
+__all__ = ["SingleTurnExecutor"]
+
+
+class SingleTurnExecutor(JudgingExecutor):
+    """One request to the assistant, then the case's assertions on what it answered."""
+
+    async def execute(
+        self, case: Case, run: int | None, *, started: float, timeout: float
+    ) -> CaseResult:
+        """Send, then judge: the send is bounded by ``timeout``, the judging is not."""
+        conversation = self.config.assistant.conversation(self.config.request_options(case, run))
+        retries: list[dict[str, Any]] = []
+        RETRY_LOG.set(retries)  # this task's model calls record their retries here
+        try:
+            async with asyncio.timeout(timeout):
+                reply = await conversation.send(case.build_messages())
+        except TimeoutError:
+            result = error_result(case, run, f"timed out after {timeout:g}s", started)
+            result.status = "timeout"
+            if retries:
+                result.trace = Trace(retries=retries)
+            return result
+        except AgentCliError as error:  # a hook's failure (HookError) among them
+            return error_result(case, run, str(error), started)
+        duration_ms = elapsed_ms(started)
+        trace = trace_of(reply)
+        trace.retries = retries or None
+        if reply.status in ("failed", "aborted"):
+            reason = reply.error or f"turn {reply.status}"
+            if reply.error_kind:
+                reason = f"[{reply.error_kind}] {reason}"
+            result = error_result(case, run, reason, started)
+            result.trace = trace
+            result.output = output_under_test(trace)
+            return result
+        subject = Subject.from_trace(trace, duration_ms=duration_ms, input=case.input)
+        assertions = await evaluate(case.effective_assertions(), subject, self.env)
+        passed = all(a.passed for a in assertions)
+        unfinished = None
+        if reply.status == "max_steps":
+            passed, unfinished = False, "the agent hit max_steps before answering"
+        return CaseResult(
+            id=case.id,
+            status="passed" if passed else "failed",
+            input=case.input,
+            output=subject.output,
+            expected=case.expected,
+            duration_ms=duration_ms,
+            error=unfinished or _first_failure(assertions),
+            assertions=assertions,
+            trace=trace,
+            metadata=case.metadata or {},
+            run=run,
+        )
+
+
+def _first_failure(assertions: list[Any]) -> str | None:
+    for assertion in assertions:
+        if not assertion.passed:
+            return assertion.message
+    return None
