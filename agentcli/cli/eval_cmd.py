@@ -18,7 +18,7 @@ from typer.core import TyperCommand
 from agentcli.cli.errors import guarded
 
 if TYPE_CHECKING:
-    from typer._click import Command, Context, Parameter  # typer >= 0.28 carries its own click
+    from typer._click import Context, Parameter  # typer >= 0.28 carries its own click
 
     from agentcli.eval.run.options import EvalOptions, FlagField
 
@@ -54,7 +54,7 @@ def _options_come_later() -> None:
 
 
 class EvalCommand(TyperCommand):
-    """``agent eval``: its parameters and callback are those of ``build_command()``, taken
+    """``agent eval``: its parameters and callback are those of ``eval_app()``'s, taken
     over the first time the command is parsed, invoked or asked for its help; listing it
     (``agent --help``: its name and help) imports nothing of the eval layer."""
 
@@ -62,7 +62,7 @@ class EvalCommand(TyperCommand):
 
     def _generate(self) -> None:
         if not self._generated:
-            command = build_command()
+            command = typer.main.get_command(eval_app())
             self.params, self.callback = command.params, command.callback
             self._generated = True
 
@@ -77,9 +77,10 @@ class EvalCommand(TyperCommand):
         return super().invoke(ctx)
 
 
-def build_command(options: type[EvalOptions] | None = None, run: Run | None = None) -> Command:
-    """The ``eval`` command for the fields of ``options`` (``EvalOptions``), handing the
-    parsed options to ``run`` (the session, by default)."""
+def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -> typer.Typer:
+    """An app of one command, ``eval``, with an option for every field of ``options``
+    (``EvalOptions``) that has flags; it hands the parsed options to ``run`` (the session,
+    by default)."""
     from agentcli.eval.run.options import EvalOptions, flag_fields
 
     options_type = options or EvalOptions
@@ -100,7 +101,7 @@ def build_command(options: type[EvalOptions] | None = None, run: Run | None = No
         add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False
     )
     single.command("eval", help=HELP, no_args_is_help=True)(command)
-    return typer.main.get_command(single)
+    return single
 
 
 def _parameters(flags: Iterable[FlagField]) -> list[inspect.Parameter]:
