@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentcli.datafiles import loads_json, read_text
 from agentcli.errors import ConfigError, PackageError
@@ -15,9 +15,9 @@ from agentcli.errors import ConfigError, PackageError
 __all__ = ["ContextFile", "Identity", "load_context_file", "resolve_identity"]
 
 
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Locale, user and team as one source gives them (None: this source does not say)."""
+class Identity(NamedTuple):
+    """Locale, user and team as one source gives them (None: this source does not say).
+    A tuple: it is built several times for every eval case, and cheaply so."""
 
     locale: str | None = None
     user_id: str | None = None
@@ -29,12 +29,14 @@ def resolve_identity(
 ) -> tuple[str, str, str]:
     """``(locale, user, team)``: each from the first of ``sources`` that gives it (an empty
     string gives nothing), else from ``defaults``."""
-
-    def first(name: str, default: str) -> str:
-        return next((value for source in sources if (value := getattr(source, name))), default)
-
-    locale, user, team = defaults
-    return first("locale", locale), first("user_id", user), first("team_id", team)
+    picked = list(defaults)
+    for part in range(3):
+        for source in sources:
+            given = source[part]
+            if given:
+                picked[part] = given
+                break
+    return picked[0], picked[1], picked[2]
 
 
 @dataclass(slots=True)
