@@ -1,4 +1,5 @@
-"""Start-up benchmark: `agent --help`, `agent --version`, a one-shot offline run, and
+"""Start-up benchmark: `agent --help`, `agent --version`, `agent eval --help` (its options
+are generated when asked for), a one-shot offline run, and
 `import litellm` for comparison. Run: .venv/bin/python bench/startup.py [--runs N]"""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def main() -> None:
     rows = [
         measure("agent --help", [*agent, "--help"], runs=args.runs),
         measure("agent --version", [*agent, "--version"], runs=args.runs),
+        measure("agent eval --help", [*agent, "eval", "--help"], runs=args.runs),
         measure("agent run -c echo hi", [*agent, "run", "-c", "echo", "hi"], runs=args.runs),
         measure(
             'agent eval keyword "hi" (offline)',

@@ -1,13 +1,26 @@
-"""``agent eval``: run eval cases (or one message) against an assistant."""
+"""``agent eval``: run eval cases (or one message) against an assistant.
+
+Its options are generated from the fields of ``EvalOptions`` (eval/run/options.py) the
+first time the command is used (parsed, or its help shown), so ``agent --help`` never
+imports the eval layer.
+"""
 
 from __future__ import annotations
 
+import inspect
 import sys
-from pathlib import Path
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import typer
+from typer.core import TyperCommand
 
 from agentcli.cli.errors import guarded
+
+if TYPE_CHECKING:
+    from typer._click import Context, Parameter  # typer >= 0.28 carries its own click
+
+    from agentcli.eval.run.options import EvalOptions, FlagField
 
 HELP = """Evaluate an assistant: a message, a file of cases, or script tests.
 
@@ -28,130 +41,137 @@ written mid-run), 2 bad input, 130 interrupted.
 """
 
 
+Run = Callable[["EvalOptions", bool, bool], int]
+
+
 def register(app: typer.Typer) -> None:
     """Add the command to ``app``."""
-    app.command("eval", help=HELP, no_args_is_help=True)(guarded(eval_command))
+    app.command("eval", cls=EvalCommand, help=HELP, no_args_is_help=True)(_options_come_later)
 
 
-def eval_command(
-    assistant: str | None = typer.Argument(
-        None, help="Assistant id or path (found from -i when omitted)."
-    ),
-    input_arg: str | None = typer.Argument(
-        None, metavar="[INPUT]", help="A message, or @cases.jsonl."
-    ),
-    input_opt: str | None = typer.Option(
-        None, "-i", "--input", help="Case file, message, agents:..., scripts:..."
-    ),
-    name: str | None = typer.Option(None, "-n", "--name", help="Assistant id (with -i)."),
-    connector: str | None = typer.Option(None, "-c", "--connector", help="Override the connector."),
-    user: str | None = typer.Option(None, "-u", "--user", help="User id."),
-    team: str | None = typer.Option(None, "-t", "--team", help="Team id."),
-    locale: str | None = typer.Option(None, "--locale", help="Locale, e.g. zh-cn."),
-    ctx: Path | None = typer.Option(
-        None, "--ctx", help="Context JSON (chat_id, authorized, metadata, locale)."
-    ),
-    timeout: str = typer.Option("5m", "--timeout", help="Per-case timeout: 30s, 2m, 1h."),
-    parallel: int = typer.Option(1, "--parallel", min=1, help="Cases run at once."),
-    runs: int = typer.Option(1, "--runs", min=1, help="Runs per case (stability)."),
-    run_filter: str | None = typer.Option(None, "--run", help="Regex on case ids."),
-    fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop at the first failure."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="List the cases without running them."),
-    simulator: str | None = typer.Option(
-        None, "--simulator", help="Default simulator for dynamic cases."
-    ),
-    before_all: str | None = typer.Option(
-        None, "--before", "--before-all", help="BeforeAll hook: file.Func in src/."
-    ),
-    after_all: str | None = typer.Option(
-        None, "--after", "--after-all", help="AfterAll hook: file.Func in src/."
-    ),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="Results file: .jsonl .json .md .html .xml"
-    ),
-    json_events: bool = typer.Option(False, "--json", help="NDJSON events on stdout."),
-    verbose: bool = typer.Option(
-        False, "-v", "--verbose", help="Show outputs, assertions, tool calls."
-    ),
-    scripts: str | None = typer.Option(
-        None, "-s", "--scripts", help="Run Test* functions of src/<MODULE>_test.py."
-    ),
-    root: Path | None = typer.Option(None, "--root", help="Assistants root folder."),
-    min_pass_rate: float = typer.Option(
-        100.0,
-        "--min-pass-rate",
-        min=0,
-        max=100,
-        help="With --runs: a case passes at this rate (%).",
-    ),
-    shard: str | None = typer.Option(
-        None, "--shard", help="Run shard i of N (i/N), by a stable hash of ids."
-    ),
-    retries: int = typer.Option(
-        0, "--retries", min=0, help="Re-run a case that ended in error up to N times."
-    ),
-    resume: Path | None = typer.Option(
-        None, "--resume", help="Continue a partial results file: keep its finished cases."
-    ),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Let -o replace an existing file that is not a results file of its format.",
-    ),
-) -> None:
-    """Run eval cases."""
+def _options_come_later() -> None:
+    """Run eval cases (the callback ``EvalCommand`` replaces)."""
+
+
+class EvalCommand(TyperCommand):
+    """``agent eval``: its parameters and callback are those of ``eval_app()``'s, taken
+    over the first time the command is parsed, invoked or asked for its help; listing it
+    (``agent --help``: its name and help) imports nothing of the eval layer."""
+
+    _generated = False
+
+    def _generate(self) -> None:
+        if not self._generated:
+            command = typer.main.get_command(eval_app())
+            self.params, self.callback = command.params, command.callback
+            self._generated = True
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        """The options generated from ``EvalOptions`` (click reads them all through here)."""
+        self._generate()
+        return super().get_params(ctx)
+
+    def invoke(self, ctx: Context) -> Any:
+        """Run the generated callback."""
+        self._generate()
+        return super().invoke(ctx)
+
+
+def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -> typer.Typer:
+    """An app of one command, ``eval``, with an option for every field of ``options``
+    (``EvalOptions``) that has flags; it hands the parsed options to ``run`` (the session,
+    by default)."""
+    from agentcli.eval.run.options import EvalOptions, flag_fields
+
+    options_type = options or EvalOptions
+    run_options = run or _run_session
+
+    def eval_command(**values: Any) -> None:
+        raw_input = _one_input(values.pop("input_arg"), values.pop("input_opt"))
+        name, assistant = values.pop("name"), values.pop("assistant")
+        json_events, verbose = values.pop("json_events"), values.pop("verbose")
+        parsed = options_type.from_flags(values, assistant=name or assistant, input=raw_input)
+        raise typer.Exit(run_options(parsed, json_events, verbose))
+
+    command = guarded(eval_command)
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        _parameters(flag_fields(options_type))
+    )
+    single = typer.Typer(
+        add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False
+    )
+    single.command("eval", help=HELP, no_args_is_help=True)(command)
+    return single
+
+
+def _parameters(flags: Iterable[FlagField]) -> list[inspect.Parameter]:
+    """The command's parameters: its arguments and -i/-n, one option per ``EvalOptions``
+    field with flags, then the options of the view (--json, -v)."""
+    arguments = [
+        (
+            "assistant",
+            typer.Argument(None, help="Assistant id or path (found from -i when omitted)."),
+        ),
+        ("input_arg", typer.Argument(None, metavar="[INPUT]", help="A message, or @cases.jsonl.")),
+        (
+            "input_opt",
+            typer.Option(None, "-i", "--input", help="Case file, message, agents:..., scripts:..."),
+        ),
+        ("name", typer.Option(None, "-n", "--name", help="Assistant id (with -i).")),
+    ]
+    view = [
+        ("json_events", typer.Option(False, "--json", help="NDJSON events on stdout.")),
+        (
+            "verbose",
+            typer.Option(False, "-v", "--verbose", help="Show outputs, assertions, tool calls."),
+        ),
+    ]
+    fixed = [(name, str | None, default) for name, default in arguments]
+    generated = [
+        (
+            flag.name,
+            flag.type,
+            typer.Option(
+                flag.default,
+                *flag.spec.flags,
+                help=flag.spec.help,
+                min=flag.spec.min,
+                max=flag.spec.max,
+            ),
+        )
+        for flag in flags
+    ]
+    shown = [(name, bool, default) for name, default in view]
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+        for name, kind, default in [*fixed, *generated, *shown]
+    ]
+
+
+def _one_input(positional: str | None, option: str | None) -> str | None:
+    """The input, given positionally or with -i (not both)."""
+    if option is None:
+        return positional
+    if positional is not None:
+        raise typer.BadParameter("give the input once: positionally or with -i", param_hint="INPUT")
+    return option
+
+
+def _run_session(options: EvalOptions, json_events: bool, verbose: bool) -> int:
+    """Run the invocation through the console view, or the NDJSON events with --json."""
     import asyncio
 
-    from agentcli.durations import parse_duration
-    from agentcli.eval.run.session import EvalRequest, run_eval
-
-    if input_opt is not None:
-        if input_arg is not None:
-            raise typer.BadParameter(
-                "give the input once: positionally or with -i", param_hint="INPUT"
-            )
-        raw_input = input_opt
-    else:
-        raw_input = input_arg
-    target = name or assistant
-    request = EvalRequest(
-        assistant=target,
-        input=raw_input,
-        root=root,
-        connector=connector,
-        user=user,
-        team=team,
-        locale=locale,
-        ctx_file=ctx,
-        timeout=parse_duration(timeout),
-        parallel=parallel,
-        runs=runs,
-        run_filter=run_filter,
-        fail_fast=fail_fast,
-        dry_run=dry_run,
-        simulator=simulator,
-        before_all=before_all,
-        after_all=after_all,
-        output=output,
-        scripts=scripts,
-        min_pass_rate=min_pass_rate,
-        shard=shard,
-        retries=retries,
-        resume=resume,
-        force=force,
-    )
     from agentcli.capture import routed_output
+    from agentcli.eval.run.session import run_eval
 
     if json_events:
         from agentcli.cli.stdout import private_stdout
         from agentcli.cli.views.json_events import JsonEvents
 
         with private_stdout() as events, routed_output(stdout=sys.stderr):
-            code = asyncio.run(run_eval(request, JsonEvents(events)))
-    else:
-        from agentcli.cli.views.console import ConsoleView
+            return asyncio.run(run_eval(options, JsonEvents(events)))
+    from agentcli.cli.views.console import ConsoleView
 
-        view = ConsoleView(verbose=verbose)
-        with routed_output():
-            code = asyncio.run(run_eval(request, view))
-    raise typer.Exit(code)
+    view = ConsoleView(verbose=verbose)  # before routing: it writes to the real stdout
+    with routed_output():
+        return asyncio.run(run_eval(options, view))

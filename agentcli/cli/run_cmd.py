@@ -87,6 +87,7 @@ def run(
     if interactive:
         from agentcli.cli.chat import run_chat
 
+        assert assistant is not None and named is not None  # a chat opened both just above
         code = run_chat(
             registry,
             assistant,
@@ -139,23 +140,25 @@ def _request_options(
     team: str | None,
 ) -> Any:
     """RequestOptions from --ctx, overridden by -c, --locale, -u and -t."""
+    from agentcli.assistant.identity import (
+        ContextFile,
+        Identity,
+        load_context_file,
+        resolve_identity,
+    )
     from agentcli.assistant.session import RequestOptions
 
-    options = RequestOptions()
-    if ctx_file is not None:
-        from agentcli.eval.run.request import load_context_file
-
-        context = load_context_file(ctx_file)
-        options.chat_id = context.chat_id or None
-        options.locale = context.locale or None
-        options.user_id, options.team_id = context.user_id, context.team_id
-        options.metadata = dict(context.metadata)
-        options.authorized = dict(context.authorized)
-    options.connector = connector
-    options.locale = locale or options.locale
-    options.user_id = user or options.user_id
-    options.team_id = team or options.team_id
-    return options
+    context = load_context_file(ctx_file) if ctx_file is not None else ContextFile()
+    locale, user_id, team_id = resolve_identity(Identity(locale, user, team), context.identity)
+    return RequestOptions(
+        connector=connector,
+        locale=locale or None,
+        user_id=user_id,
+        team_id=team_id,
+        chat_id=context.chat_id or None,
+        metadata=dict(context.metadata),
+        authorized=dict(context.authorized),
+    )
 
 
 def _one_shot(

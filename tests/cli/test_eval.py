@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from agentcli.cli.main import _register, app
 from agentcli.eval.reports import read_results
+from tests.cli.imports import modules_after
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "fixtures" / "assistants" / "probe"
@@ -394,3 +395,100 @@ def test_case_hooks_are_found_but_not_imported_before_before_all(project):
     (result,) = [r for r in read_results(project / "b.jsonl").results]
     assert result["status"] == "error"
     assert "broken_test.py:2" in result["error"] and "was never closed" in result["error"]
+
+
+# --- the options: generated from EvalOptions --------------------------------------------
+
+
+def _flat(text: str) -> str:
+    """``text`` with every run of whitespace one space (help wraps at the terminal width)."""
+    return " ".join(text.split())
+
+
+def test_help_lists_every_option_of_eval_options_with_its_help():
+    from agentcli.eval.run.options import flag_fields
+
+    shown = _flat(runner.invoke(app, ["eval", "--help"], terminal_width=200).output)
+    for flag in flag_fields():
+        names = ", ".join(flag.spec.flags)
+        assert f"{names} <" in shown or f"{names} {flag.spec.help}" in shown, names
+        assert _flat(flag.spec.help) in shown, flag.name
+    for own in ("-i, --input", "-n, --name", "--json", "-v, --verbose", "[INPUT]"):
+        assert own in shown
+    assert "[default: 5m]" in shown and "[default: 1; x>=1]" in shown
+
+
+def test_bad_option_values_keep_their_messages(project):
+    timeout = invoke("probe", "hi", "--timeout", "5 minutes")
+    assert timeout.exit_code == 2
+    assert timeout.output.startswith('error: invalid duration "5 minutes": use seconds')
+    twice = invoke("probe", "hi", "-i", "hello")
+    assert twice.exit_code == 2
+    assert "give the input once: positionally or with -i" in twice.output
+    rate = invoke("probe", "@assistants/probe/tests/inputs.jsonl", "--min-pass-rate", "101")
+    assert rate.exit_code == 2 and "0<=x<=100" in rate.output
+
+
+def test_the_results_header_records_the_options_marked_for_it(project):
+    result = invoke(
+        "probe", "@assistants/probe/tests/inputs.jsonl", "--parallel", "2", "--run", "^(a|h)",
+        "-o", "r.jsonl",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header = json.loads((project / "r.jsonl").read_text().splitlines()[0])
+    assert json.dumps(header["metadata"]["options"]) == (
+        '{"connector": null, "timeout_s": 300.0, "parallel": 2, "runs": 1, '
+        '"fail_fast": false, "run": "^(a|h)"}'
+    )
+
+
+def test_a_new_field_reaches_the_cli_the_header_and_the_message_check(project):
+    """Adding an option is one field: its flag, help, header key and message-mode rule
+    follow from the metadata alone."""
+    from dataclasses import dataclass, field
+
+    from agentcli.cli.eval_cmd import eval_app
+    from agentcli.errors import ConfigError
+    from agentcli.eval.run.options import EvalOptions, flag, header_options
+    from agentcli.eval.run.request import refuse_case_options
+
+    @dataclass(slots=True)
+    class WithSeed(EvalOptions):
+        seed: int = field(
+            default=0,
+            metadata=flag(
+                "--seed", help="Seed of the simulator.", min=0, header="seed", message=False
+            ),
+        )
+
+    seen: list[EvalOptions] = []
+
+    def run(options: EvalOptions, json_events: bool, verbose: bool) -> int:
+        seen.append(options)
+        return 0
+
+    seeded = eval_app(WithSeed, run=run)
+    result = runner.invoke(seeded, ["probe", "@cases.jsonl", "--seed", "7", "--parallel", "2"])
+    assert result.exit_code == 0, result.output
+    (options,) = seen
+    assert isinstance(options, WithSeed)
+    assert (options.seed, options.parallel, options.assistant, options.input) == (
+        7, 2, "probe", "@cases.jsonl",
+    )  # fmt: skip
+    shown = _flat(runner.invoke(seeded, ["--help"]).output)
+    assert "--seed <int range> Seed of the simulator. [default: 0; x>=0]" in shown
+    assert runner.invoke(seeded, ["probe", "x", "--seed", "-1"]).exit_code == 2
+    assert list(header_options(options))[-2:] == ["run", "seed"]
+    assert header_options(options)["seed"] == 7
+    with pytest.raises(ConfigError, match=r"^--seed applies to a file of cases"):
+        refuse_case_options(WithSeed(seed=7))
+    refuse_case_options(WithSeed())
+
+
+def test_agent_help_imports_nothing_of_eval_and_eval_help_only_its_options(tmp_path):
+    assert modules_after(["--help"], tmp_path, "agentcli.eval") == []
+    assert modules_after(["eval", "--help"], tmp_path, "agentcli.eval") == [
+        "agentcli.eval",
+        "agentcli.eval.run",
+        "agentcli.eval.run.options",
+    ]

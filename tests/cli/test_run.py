@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcli.cli.main import _register, app
+from tests.cli.imports import modules_after
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSISTANTS = str(ROOT / "assistants")
@@ -310,3 +311,28 @@ def test_expense_next_hook_answers_structured_data_on_request(tmp_path: Path) ->
     assert structured["tools"] == [
         {"name": "list_expenses", "result": {"expenses": [], "count": 0, "total": 0}}
     ]
+
+
+# -- layers ---------------------------------------------------------------------------------
+
+
+def test_run_cmd_imports_nothing_of_eval() -> None:
+    import ast
+
+    source = ROOT / "agentcli" / "cli" / "run_cmd.py"
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert "agentcli.assistant.identity" in imported  # the walk sees the lazy imports too
+    assert [name for name in imported if name and name.startswith("agentcli.eval")] == []
+
+
+def test_a_run_with_ctx_and_identity_flags_loads_no_eval_module(tmp_path: Path) -> None:
+    write(tmp_path / "assistants" / "who", IDENTITY)
+    (tmp_path / "ctx.json").write_text('{"chat_id": "c", "authorized": {"user_id": "u"}}')
+    args = ["run", "who", "hi", "--ctx", "ctx.json", "-t", "t", "--locale", "fr"]
+    assert modules_after(args, tmp_path, "agentcli.eval") == []
+    assert "agentcli.assistant.identity" in modules_after(args, tmp_path, "agentcli.assistant")

@@ -7,12 +7,11 @@ A regression guard for the performance work: importing litellm costs ~3 s, the o
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.imports import modules_after
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -29,32 +28,10 @@ HEAVY = (
     "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
 )
 
-PROBE = """
-import json, sys
-sys.argv = ["agent", *json.loads(sys.argv[1])]
-from agentcli.cli.main import main
-try:
-    main()
-except SystemExit:
-    pass
-sys.stdout = sys.__stdout__
-print("\\nLOADED=" + json.dumps(sorted(m for m in {heavy} if m in sys.modules)))
-"""
-
 
 def loaded_after(args: list[str], cwd: Path) -> list[str]:
-    code = PROBE.format(heavy=repr(HEAVY))
-    completed = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "AGENTCLI_HOME": str(cwd / "home")},
-    )
-    marker = completed.stdout.rsplit("LOADED=", 1)
-    assert len(marker) == 2, completed.stdout + completed.stderr
-    return json.loads(marker[1])
+    """The heavy modules ``agent <args>`` imports."""
+    return [name for name in modules_after(args, cwd, "") if name in HEAVY]
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["eval", "--help"], ["run", "--help"]])

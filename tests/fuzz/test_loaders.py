@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcli import datafiles
+from agentcli.assistant.identity import load_context_file
 from agentcli.assistant.jsonc import parse_jsonc
 from agentcli.assistant.locales import load_locales, localize_package
 from agentcli.assistant.mcps import load_tool_servers
 from agentcli.assistant.package import _yaml_cache, load_package
 from agentcli.assistant.prompts import load_presets, load_prompts
 from agentcli.eval.cases.load import load_cases, open_cases
-from agentcli.eval.run.request import load_context_file
 from agentcli.models.connectors import load_connectors_file, resolve_connector
 from agentcli.secrets import _registered, refresh_secrets
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from agentcli.assistant.identity import load_context_file
 from agentcli.cli.views.console import ConsoleView
 from agentcli.errors import CaseFileError, ConfigError, PackageError
 from agentcli.eval.cases.load import load_cases
-from agentcli.eval.run.request import load_context_file
 from agentcli.models.connectors import load_connectors_file
 from agentcli.models.errors_map import map_error
 from agentcli.models.scripted import ScriptedModel

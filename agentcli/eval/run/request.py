@@ -1,16 +1,16 @@
-"""What ``agent eval`` was asked: the parsed options, the kind of input, the ``--ctx``
-file, and the checks that need nothing loaded (options a single message cannot take)."""
+"""What ``agent eval`` was asked: the options (``EvalOptions``), the kind of input, the
+``--ctx`` file as the hooks' ``ctx``, and the checks that need nothing loaded (options one
+message cannot take)."""
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 
-from agentcli.datafiles import loads_json, read_text
-from agentcli.errors import ConfigError, PackageError
-from agentcli.eval.run.runner import DEFAULT_TIMEOUT
+from agentcli.assistant.identity import load_context_file as read_context_file
+from agentcli.errors import ConfigError
+from agentcli.eval.run.options import EvalOptions, given_flags
 from agentcli.eval.run.services import EvalContext
 
 __all__ = [
@@ -21,6 +21,9 @@ __all__ = [
     "load_context_file",
     "refuse_case_options",
 ]
+
+# The session's name for the options of one invocation.
+EvalRequest = EvalOptions
 
 CASE_EXTENSIONS = (".jsonl", ".json", ".yaml", ".yml")
 
@@ -33,37 +36,6 @@ class InputSpec:
     kind: str
     value: str
     path: Path | None = None
-
-
-@dataclass(slots=True)
-class EvalRequest:
-    """The options of ``agent eval``, parsed."""
-
-    assistant: str | None = None
-    input: str | None = None
-    root: Path | None = None
-    cwd: Path = field(default_factory=Path.cwd)
-    connector: str | None = None
-    user: str | None = None
-    team: str | None = None
-    locale: str | None = None
-    ctx_file: Path | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    parallel: int = 1
-    runs: int = 1
-    run_filter: str | None = None
-    fail_fast: bool = False
-    dry_run: bool = False
-    simulator: str | None = None
-    before_all: str | None = None
-    after_all: str | None = None
-    output: Path | None = None
-    scripts: str | None = None
-    min_pass_rate: float = 100.0
-    shard: str | None = None
-    retries: int = 0
-    resume: Path | None = None
-    force: bool = False  # -o may replace an existing file that is not a results file
 
 
 def classify_input(raw: str, cwd: Path) -> InputSpec:
@@ -106,61 +78,16 @@ def _case_file(path: Path, origin: str, *, hint: str | None = None) -> Path:
 
 
 def load_context_file(path: Path) -> EvalContext:
-    """The ``--ctx`` JSON (chat_id, authorized{user_id, team_id, ...}, metadata, locale)."""
-    try:
-        text = read_text(path, name=f"--ctx {path}")
-    except PackageError as error:
-        raise ConfigError(error.message, hint=error.hint) from None
-    try:
-        data = loads_json(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(
-            f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the context must be a JSON object")
-    authorized = data.get("authorized") or {}
-    metadata = data.get("metadata") or {}
-    for name, value in (("authorized", authorized), ("metadata", metadata)):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {name} must be an object")
-    return EvalContext(
-        locale=str(data.get("locale") or ""),
-        user_id=str(authorized.get("user_id") or data.get("user_id") or ""),
-        team_id=str(
-            authorized.get("team_id") or authorized.get("tenant_id") or data.get("team_id") or ""
-        ),
-        chat_id=str(data.get("chat_id") or ""),
-        metadata=dict(metadata),
-        authorized=dict(authorized),
-    )
+    """The ``--ctx`` file at ``path`` as the ``ctx`` eval hooks get (read as ``agent run``
+    reads it)."""
+    context = read_context_file(path)
+    return EvalContext(**{item.name: getattr(context, item.name) for item in fields(context)})
 
 
-# Options that shape a run of cases; one message has no cases, results or runs to shape.
-_CASE_OPTIONS = (
-    ("output", "-o/--output"),
-    ("parallel", "--parallel"),
-    ("runs", "--runs"),
-    ("run_filter", "--run"),
-    ("fail_fast", "--fail-fast"),
-    ("dry_run", "--dry-run"),
-    ("simulator", "--simulator"),
-    ("before_all", "--before-all"),
-    ("after_all", "--after-all"),
-    ("min_pass_rate", "--min-pass-rate"),
-    ("shard", "--shard"),
-    ("retries", "--retries"),
-    ("resume", "--resume"),
-    ("force", "--force"),
-)
-
-
-def refuse_case_options(request: EvalRequest) -> None:
-    """A case-run option given with a message is bad input, not silently ignored."""
-    defaults = EvalRequest()
-    given = [
-        flag for name, flag in _CASE_OPTIONS if getattr(request, name) != getattr(defaults, name)
-    ]
+def refuse_case_options(request: EvalOptions) -> None:
+    """An option of a run of cases (``message=False``) given with one message is bad input,
+    not silently ignored: one message has no cases, results or runs to shape."""
+    given = given_flags(request, lambda spec: not spec.message)
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise ConfigError(

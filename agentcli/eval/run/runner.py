@@ -18,12 +18,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.assistant.identity import Identity, resolve_identity
 from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
 from agentcli.eval.run.executor import CaseExecutor, error_result
+from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
 from agentcli.jsonsafe import json_safe
@@ -31,7 +33,6 @@ from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
 
-DEFAULT_TIMEOUT = 300.0
 # After an interrupt, hooks still running (a Before, an After, AfterAll) get this long to
 # finish their clean-up before the run leaves them behind; a second signal cuts it short.
 DEFAULT_STOP_GRACE = 5.0
@@ -79,12 +80,11 @@ class EvalConfig:
         """Locale, user and team of a case (or of the run): the CLI's, else the case's, else
         the ``--ctx`` file's, else the defaults."""
         ctx = self.context
-        user = case.user if case is not None else None
-        team = case.team if case is not None else None
-        return (
-            self.locale or ctx.locale or "en-us",
-            self.user_id or user or ctx.user_id or "test-user",
-            self.team_id or team or ctx.team_id or "test-team",
+        return resolve_identity(
+            Identity(self.locale, self.user_id, self.team_id),
+            Identity(None, case.user, case.team) if case is not None else Identity(),
+            Identity(ctx.locale, ctx.user_id, ctx.team_id),
+            defaults=("en-us", "test-user", "test-team"),
         )
 
     def request_options(self, case: Case, run: int | None) -> RequestOptions:

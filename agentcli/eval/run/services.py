@@ -5,11 +5,12 @@ hooks, all resolved in the target package's ``src/``."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.assistant.hooks import call_user_function
+from agentcli.assistant.identity import ContextFile
 from agentcli.assistant.package import AssistantPackage
 from agentcli.assistant.request import Reply
 from agentcli.assistant.session import AssistantRegistry, RequestOptions
@@ -21,15 +22,11 @@ __all__ = ["EvalContext", "HookRunner", "judge_with_agent", "parse_verdict"]
 
 
 @dataclass(slots=True)
-class EvalContext:
-    """The plain ``ctx`` of eval hooks: identity, locale and metadata (from ``--ctx``)."""
+class EvalContext(ContextFile):
+    """The plain ``ctx`` of eval hooks: identity, locale and metadata (the ``--ctx`` file's
+    fields, with the run's locale when it gives none)."""
 
     locale: str = "en-us"
-    user_id: str = ""
-    team_id: str = ""
-    chat_id: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    authorized: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what JS-era hooks saw as a plain object)."""

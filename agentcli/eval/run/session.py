@@ -29,6 +29,7 @@ from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators
+from agentcli.eval.run.options import header_options
 from agentcli.eval.run.request import (
     EvalRequest,
     InputSpec,
@@ -410,14 +411,7 @@ def _open_results(plan: RunPlan, config: EvalConfig, request: EvalRequest) -> No
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
-            "options": {
-                "connector": request.connector,
-                "timeout_s": config.timeout,
-                "parallel": config.parallel,
-                "runs": config.runs,
-                "fail_fast": config.fail_fast,
-                "run": request.run_filter,
-            },
+            "options": header_options(request),
         },
     }
     # The kept results are on disk before anything runs; resumed in place, the file gets

@@ -1,0 +1,287 @@
+"""The options of ``agent eval``: one ``EvalOptions`` field each, whose ``OptionSpec`` says
+how it meets the outside world — its flags and help (the CLI is generated from them), how
+its text is parsed, whether a case file may give it per case, its key in the results header,
+and whether one message (message mode) may take it. Adding an option is a field here plus
+the code that acts on it.
+
+Kept light on purpose: ``agent eval --help`` imports this module and nothing else of eval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import Field, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, get_type_hints
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "EvalOptions",
+    "FlagField",
+    "OptionSpec",
+    "PerCase",
+    "flag_fields",
+    "given_flags",
+    "header_options",
+    "spec_of",
+]
+
+DEFAULT_TIMEOUT = 300.0  # seconds per case: the "5m" of --timeout
+
+SPEC_KEY = "agentcli.option"
+
+
+@dataclass(frozen=True, slots=True)
+class PerCase:
+    """A case-file key that gives the option for one case, and who wins when both do:
+    ``case`` (the case's value over the flag's) or ``flag`` (the case's fills in)."""
+
+    key: str
+    wins: Literal["case", "flag"]
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """How one ``EvalOptions`` field meets the command line, the case files, the results
+    header and message mode."""
+
+    flags: tuple[str, ...] = ()  # none: the CLI sets it from its arguments (or no one does)
+    help: str = ""
+    parse: Callable[[str], Any] | None = None  # the flag's text to the value; ConfigError if bad
+    text_default: str | None = None  # with ``parse``: the default as the user would type it
+    min: float | None = None
+    max: float | None = None
+    per_case: PerCase | None = None
+    header: str | None = None  # its key in the header's metadata.options; None: not recorded
+    message: bool = True  # False: a run of cases option, refused with one message
+
+    @property
+    def label(self) -> str:
+        """How messages name it: the short flags and the last long one (``-o/--output``,
+        ``--before-all``)."""
+        short = [flag for flag in self.flags if not flag.startswith("--")]
+        long = [flag for flag in self.flags if flag.startswith("--")]
+        return "/".join(short + long[-1:])
+
+
+def flag(*flags: str, help: str, **spec: Any) -> dict[str, OptionSpec]:
+    """The ``metadata`` of an ``EvalOptions`` field: its ``OptionSpec``."""
+    return {SPEC_KEY: OptionSpec(flags=flags, help=help, **spec)}
+
+
+def _duration(text: str) -> float:
+    """``--timeout`` text (``30s``, ``2m``, ``1h``, a number of seconds) in seconds."""
+    from agentcli.durations import parse_duration  # at parse time: --help needs none
+
+    return parse_duration(text)
+
+
+@dataclass(slots=True)
+class EvalOptions:
+    """What ``agent eval`` was asked, parsed and checked; fields in ``--help`` order."""
+
+    assistant: str | None = None  # the CLI's ASSISTANT argument, or -n
+    input: str | None = None  # the CLI's INPUT argument, or -i
+    cwd: Path = field(default_factory=Path.cwd)
+    connector: str | None = field(
+        default=None,
+        metadata=flag(
+            "-c",
+            "--connector",
+            help="Override the connector.",
+            per_case=PerCase("options.connector", wins="flag"),
+            header="connector",
+        ),
+    )
+    user: str | None = field(
+        default=None,
+        metadata=flag("-u", "--user", help="User id.", per_case=PerCase("user", wins="flag")),
+    )
+    team: str | None = field(
+        default=None,
+        metadata=flag("-t", "--team", help="Team id.", per_case=PerCase("team", wins="flag")),
+    )
+    locale: str | None = field(default=None, metadata=flag("--locale", help="Locale, e.g. zh-cn."))
+    ctx_file: Path | None = field(
+        default=None,
+        metadata=flag("--ctx", help="Context JSON (chat_id, authorized, metadata, locale)."),
+    )
+    timeout: float = field(
+        default=DEFAULT_TIMEOUT,
+        metadata=flag(
+            "--timeout",
+            help="Per-case timeout: 30s, 2m, 1h.",
+            parse=_duration,
+            text_default="5m",
+            per_case=PerCase("timeout", wins="case"),
+            header="timeout_s",
+        ),
+    )
+    parallel: int = field(
+        default=1,
+        metadata=flag(
+            "--parallel", help="Cases run at once.", min=1, header="parallel", message=False
+        ),
+    )
+    runs: int = field(
+        default=1,
+        metadata=flag(
+            "--runs", help="Runs per case (stability).", min=1, header="runs", message=False
+        ),
+    )
+    run_filter: str | None = field(
+        default=None, metadata=flag("--run", help="Regex on case ids.", header="run", message=False)
+    )
+    fail_fast: bool = field(
+        default=False,
+        metadata=flag(
+            "--fail-fast", help="Stop at the first failure.", header="fail_fast", message=False
+        ),
+    )
+    dry_run: bool = field(
+        default=False,
+        metadata=flag("--dry-run", help="List the cases without running them.", message=False),
+    )
+    simulator: str | None = field(
+        default=None,
+        metadata=flag(
+            "--simulator",
+            help="Default simulator for dynamic cases.",
+            per_case=PerCase("simulator.use", wins="case"),
+            message=False,
+        ),
+    )
+    before_all: str | None = field(
+        default=None,
+        metadata=flag(
+            "--before", "--before-all", help="BeforeAll hook: file.Func in src/.", message=False
+        ),
+    )
+    after_all: str | None = field(
+        default=None,
+        metadata=flag(
+            "--after", "--after-all", help="AfterAll hook: file.Func in src/.", message=False
+        ),
+    )
+    output: Path | None = field(
+        default=None,
+        metadata=flag(
+            "-o", "--output", help="Results file: .jsonl .json .md .html .xml", message=False
+        ),
+    )
+    scripts: str | None = field(
+        default=None,
+        metadata=flag("-s", "--scripts", help="Run Test* functions of src/<MODULE>_test.py."),
+    )
+    root: Path | None = field(default=None, metadata=flag("--root", help="Assistants root folder."))
+    min_pass_rate: float = field(
+        default=100.0,
+        metadata=flag(
+            "--min-pass-rate",
+            help="With --runs: a case passes at this rate (%).",
+            min=0,
+            max=100,
+            message=False,
+        ),
+    )
+    shard: str | None = field(
+        default=None,
+        metadata=flag(
+            "--shard", help="Run shard i of N (i/N), by a stable hash of ids.", message=False
+        ),
+    )
+    retries: int = field(
+        default=0,
+        metadata=flag(
+            "--retries",
+            help="Re-run a case that ended in error up to N times.",
+            min=0,
+            message=False,
+        ),
+    )
+    resume: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--resume",
+            help="Continue a partial results file: keep its finished cases.",
+            message=False,
+        ),
+    )
+    force: bool = field(
+        default=False,
+        metadata=flag(
+            "--force",
+            help="Let -o replace an existing file that is not a results file of its format.",
+            message=False,
+        ),
+    )
+
+    @classmethod
+    def from_flags(cls, values: dict[str, Any], **given: Any) -> EvalOptions:
+        """The options from the command line's ``values`` (by field name; each flag's text
+        parsed, so a bad value is a ConfigError here) and what the CLI worked out from its
+        arguments (``given``)."""
+        parsed = dict(given)
+        for item in fields(cls):
+            spec = spec_of(item)
+            if spec.flags and item.name in values:
+                value = values[item.name]
+                parsed[item.name] = spec.parse(value) if spec.parse and value is not None else value
+        return cls(**parsed)
+
+
+def spec_of(item: Field[Any]) -> OptionSpec:
+    """The ``OptionSpec`` of a field (a field without one has no flag and no header key)."""
+    spec = item.metadata.get(SPEC_KEY)
+    return spec if isinstance(spec, OptionSpec) else OptionSpec()
+
+
+class FlagField(NamedTuple):
+    """A field as the command line sees it: the type its flag parses into and its default
+    (the text, when the field parses its own)."""
+
+    name: str
+    type: Any
+    default: Any
+    spec: OptionSpec
+
+
+def flag_fields(options: type[EvalOptions] = EvalOptions) -> Iterator[FlagField]:
+    """Every field of ``options`` that has a flag, in field order."""
+    hints = get_type_hints(options)
+    for item in fields(options):
+        spec = spec_of(item)
+        if not spec.flags:
+            continue
+        if spec.parse is not None:
+            yield FlagField(item.name, str, spec.text_default, spec)
+        else:
+            yield FlagField(item.name, hints[item.name], item.default, spec)
+
+
+def given_flags(options: EvalOptions, which: Callable[[OptionSpec], bool]) -> list[str]:
+    """The labels of the options ``which`` selects that were given (differ from their
+    defaults), in field order."""
+    defaults = type(options)()
+    return [
+        spec.label
+        for item in fields(options)
+        if which(spec := spec_of(item))
+        and getattr(options, item.name) != getattr(defaults, item.name)
+    ]
+
+
+# The results file's documented order of the header's options (docs/eval.md); options
+# recorded later follow them in field order.
+_HEADER_ORDER = ("connector", "timeout_s", "parallel", "runs", "fail_fast", "run")
+
+
+def header_options(options: EvalOptions) -> dict[str, Any]:
+    """``metadata.options`` of the results header: every field marked for it."""
+    recorded = {
+        spec.header: getattr(options, item.name)
+        for item in fields(options)
+        if (spec := spec_of(item)).header is not None
+    }
+    first = [key for key in _HEADER_ORDER if key in recorded]
+    return {key: recorded[key] for key in [*first, *(k for k in recorded if k not in first)]}

@@ -1,0 +1,179 @@
+"""EvalOptions: what each field's metadata says holds — the header it builds, the options one
+message refuses, the text its flags parse, and the per-case precedence the runner applies."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from agentcli.errors import ConfigError
+from agentcli.eval.cases.model import Case, Simulator
+from agentcli.eval.run.dynamic import simulator_id
+from agentcli.eval.run.options import (
+    EvalOptions,
+    OptionSpec,
+    flag_fields,
+    header_options,
+    spec_of,
+)
+from agentcli.eval.run.request import refuse_case_options
+from tests.eval.probe import Probe, cases
+
+SCHEMA = Path(__file__).resolve().parents[3] / "agentcli" / "eval" / "cases" / "case.schema.json"
+
+# A value other than the default for every field with flags, as the flag would give it.
+GIVEN = {
+    "connector": "echo",
+    "user": "u1",
+    "team": "t1",
+    "locale": "zh-cn",
+    "ctx_file": Path("ctx.json"),
+    "timeout": 30.0,
+    "parallel": 4,
+    "runs": 3,
+    "run_filter": "^a",
+    "fail_fast": True,
+    "dry_run": True,
+    "simulator": "sim.user",
+    "before_all": "env.BeforeAll",
+    "after_all": "env.AfterAll",
+    "output": Path("out.jsonl"),
+    "scripts": "env",
+    "root": Path("assistants"),
+    "min_pass_rate": 80.0,
+    "shard": "1/2",
+    "retries": 2,
+    "resume": Path("old.jsonl"),
+    "force": True,
+}
+
+
+def test_every_field_with_flags_has_a_value_here():
+    assert {flag.name for flag in flag_fields()} == set(GIVEN)
+
+
+def test_the_header_records_todays_options_in_the_documented_order():
+    options = EvalOptions(connector="echo", timeout=30.0, parallel=4, runs=3, run_filter="^a")
+    header = header_options(options)
+    assert list(header.items()) == [
+        ("connector", "echo"),
+        ("timeout_s", 30.0),
+        ("parallel", 4),
+        ("runs", 3),
+        ("fail_fast", False),
+        ("run", "^a"),
+    ]
+    assert json.dumps(header_options(EvalOptions())) == (
+        '{"connector": null, "timeout_s": 300.0, "parallel": 1, "runs": 1, '
+        '"fail_fast": false, "run": null}'
+    )
+
+
+@pytest.mark.parametrize("name", sorted(GIVEN))
+def test_one_message_refuses_exactly_the_options_marked_so(name):
+    spec = next(flag.spec for flag in flag_fields() if flag.name == name)
+    options = EvalOptions(**{name: GIVEN[name]})
+    if spec.message:
+        refuse_case_options(options)
+        return
+    with pytest.raises(ConfigError) as raised:
+        refuse_case_options(options)
+    assert raised.value.message == f"{spec.label} applies to a file of cases, not to one message"
+
+
+def test_refused_options_are_named_together_in_field_order():
+    options = EvalOptions(output=Path("o.jsonl"), runs=2, before_all="env.B", force=True)
+    with pytest.raises(ConfigError, match=r"^--runs, --before-all, -o/--output, --force apply"):
+        refuse_case_options(options)
+
+
+def test_labels_name_the_short_flags_and_the_last_long_one():
+    assert OptionSpec(flags=("-o", "--output")).label == "-o/--output"
+    assert OptionSpec(flags=("--before", "--before-all")).label == "--before-all"
+    assert OptionSpec(flags=("--parallel",)).label == "--parallel"
+
+
+def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
+    parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
+    assert [flag.name for flag in parsed] == ["timeout"]
+    defaults = EvalOptions()
+    for flag in parsed:
+        assert flag.type is str
+        assert flag.spec.parse(flag.default) == getattr(defaults, flag.name)
+
+
+def test_flag_text_is_parsed_and_checked_where_it_is_read():
+    options = EvalOptions.from_flags({"timeout": "1m30s", "parallel": 3}, input="@c.jsonl")
+    assert (options.timeout, options.parallel, options.input) == (90.0, 3, "@c.jsonl")
+    with pytest.raises(ConfigError, match=r'invalid duration "5 minutes": use seconds'):
+        EvalOptions.from_flags({"timeout": "5 minutes"})
+
+
+def test_fields_without_flags_are_not_on_the_command_line():
+    unflagged = {item.name for item in fields(EvalOptions) if not spec_of(item).flags}
+    assert unflagged == {"assistant", "input", "cwd"}
+
+
+# --- per case: the case-file key exists, and the runner lets the side the metadata names win
+
+
+def _schema_has(key: str) -> bool:
+    node = json.loads(SCHEMA.read_text())
+    for part in key.split("."):
+        properties = node.get("properties", {})
+        if part not in properties:
+            return False
+        node = properties[part]
+    return True
+
+
+async def _connector_winner() -> str:
+    probe = Probe(connector="flag-connector")
+    (case,) = cases({"id": "a", "input": "x", "options": {"connector": "case-connector"}})
+    chosen = probe.runner.request_options(case, None).connector
+    await probe.registry.aclose()
+    return {"flag-connector": "flag", "case-connector": "case"}[chosen]
+
+
+async def _identity_winner(field: str) -> str:
+    probe = Probe(user_id="flag-user", team_id="flag-team")
+    (case,) = cases({"id": "a", "input": "x", "user": "case-user", "team": "case-team"})
+    options = probe.runner.request_options(case, None)
+    await probe.registry.aclose()
+    return getattr(options, f"{field}_id").split("-")[0]
+
+
+async def _timeout_winner() -> str:
+    probe = Probe(timeout=60)
+    (result,) = await probe.run({"id": "slow", "input": "sleep 30", "timeout": "100ms"})
+    return "case" if result.status == "timeout" else "flag"
+
+
+async def _simulator_winner() -> str:
+    chosen = simulator_id(Case(id="a", simulator=Simulator(use="case.sim")), "flag.sim")
+    return chosen.split(".")[0] if chosen else "neither"
+
+
+WINNERS = {
+    "connector": _connector_winner,
+    "user": lambda: _identity_winner("user"),
+    "team": lambda: _identity_winner("team"),
+    "timeout": _timeout_winner,
+    "simulator": _simulator_winner,
+}
+
+
+def test_every_option_a_case_may_give_is_checked_against_the_runner():
+    assert {flag.name for flag in flag_fields() if flag.spec.per_case} == set(WINNERS)
+
+
+@pytest.mark.parametrize("name", sorted(WINNERS))
+async def test_per_case_metadata_matches_the_schema_and_the_runner(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    spec = next(flag.spec for flag in flag_fields() if flag.name == name)
+    assert spec.per_case is not None
+    assert _schema_has(spec.per_case.key), spec.per_case.key
+    assert await WINNERS[name]() == spec.per_case.wins
