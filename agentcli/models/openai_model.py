@@ -75,6 +75,10 @@ class OpenAICompatModel(NetworkModel):
         )
         self._client: ChatTransport | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        if transport == "aiohttp":
+            # Loaded with the model (resolved before a run starts), not by the first call:
+            # importing aiohttp takes ~0.25 s, which would stall every case running at once.
+            import aiohttp  # noqa: F401
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel({self.provider}/{self.name}, api_base={self.api_base!r})"

@@ -133,7 +133,7 @@ def _schema_has(key: str) -> bool:
 async def _connector_winner() -> str:
     probe = Probe(connector="flag-connector")
     (case,) = cases({"id": "a", "input": "x", "options": {"connector": "case-connector"}})
-    chosen = probe.runner.request_options(case, None).connector
+    chosen = probe.runner.config.request_options(case, None).connector
     await probe.registry.aclose()
     return {"flag-connector": "flag", "case-connector": "case"}[chosen]
 
@@ -141,7 +141,7 @@ async def _connector_winner() -> str:
 async def _identity_winner(field: str) -> str:
     probe = Probe(user_id="flag-user", team_id="flag-team")
     (case,) = cases({"id": "a", "input": "x", "user": "case-user", "team": "case-team"})
-    options = probe.runner.request_options(case, None)
+    options = probe.runner.config.request_options(case, None)
     await probe.registry.aclose()
     return getattr(options, f"{field}_id").split("-")[0]
 
