@@ -20,6 +20,7 @@ from rich.text import Text
 from agentcli.eval.cases.model import input_text
 from agentcli.eval.checks.matching import output_text
 from agentcli.eval.reports._view import format_duration
+from agentcli.eval.results.model import RunSummary
 from agentcli.eval.run.runner import RunEvent
 from agentcli.secrets import redact_data, redact_text
 
@@ -247,7 +248,7 @@ class ConsoleView:
         turns = result.turns or []
         total = len(case.checkpoints)
         # Yao prints the total here whatever happened; reached/total says how far it got.
-        reached = sum(1 for point in result.checkpoints or [] if point.get("reached"))
+        reached = sum(1 for point in result.checkpoints or [] if point.reached)
         lines = [
             Text.assemble(
                 (f"► [{result.id}] ", "white"),
@@ -258,22 +259,20 @@ class ConsoleView:
         if self.verbose:
             lines.append(_verbose(f"Dynamic test: {case.id} (max {case.max_turns} turns)"))
             for turn in turns:
-                number = turn.get("turn")
-                lines.append(_verbose(f"Turn {number}: User: {preview(str(turn['input']), 80)}"))
-                response = turn.get("response") or {}
-                for call in response.get("tool_calls") or []:
-                    outcome = f"ERR: {preview(call['error'], 60)}" if call.get("error") else "OK"
-                    lines.append(_verbose(f"Turn {number}: Tool: {call['tool']} → {outcome}"))
-                agent = preview(output_text(turn.get("output")), 80)
+                number = turn.turn
+                lines.append(_verbose(f"Turn {number}: User: {preview(str(turn.input), 80)}"))
+                for call in turn.tool_calls:
+                    outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
+                    lines.append(_verbose(f"Turn {number}: Tool: {call.tool} → {outcome}"))
+                agent = preview(output_text(turn.output), 80)
                 lines.append(_verbose(f"Turn {number}: Agent: {agent}"))
                 lines.extend(
-                    _verbose(f"  ✓ checkpoint: {point}")
-                    for point in turn.get("checkpoints_reached") or []
+                    _verbose(f"  ✓ checkpoint: {point}") for point in turn.checkpoints_reached
                 )
             for point in result.checkpoints or []:
-                if point["required"] and not point["reached"]:
-                    why = f": {point['message']}" if point.get("message") else ""
-                    lines.append(_verbose(f"  ✗ checkpoint: {point['id']} not reached{why}"))
+                if point.required and not point.reached:
+                    why = f": {point.message}" if point.message else ""
+                    lines.append(_verbose(f"  ✗ checkpoint: {point.id} not reached{why}"))
             lines.extend(_printed(result))
         lines.append(
             Text.assemble(
@@ -310,31 +309,31 @@ class ConsoleView:
 
     # -- the end -----------------------------------------------------------------------
 
-    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+    def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary block, the output path and the final banner."""
         self.stop_progress()
         self.section("Summary")
-        rows: list[tuple[str, Any, str]] = [("Agent:", summary.get("agent_id"), "cyan")]
-        if summary.get("connector"):
-            rows.append(("Connector:", summary["connector"], "cyan"))
-        rows.append(("Total:", summary["total"], ""))
-        rows.append(("Passed:", summary["passed"], "green" if summary["passed"] else ""))
-        rows.append(("Failed:", summary["failed"], "red" if summary["failed"] else ""))
+        rows: list[tuple[str, Any, str]] = [("Agent:", summary.agent_id, "cyan")]
+        if summary.connector:
+            rows.append(("Connector:", summary.connector, "cyan"))
+        rows.append(("Total:", summary.total, ""))
+        rows.append(("Passed:", summary.passed, "green" if summary.passed else ""))
+        rows.append(("Failed:", summary.failed, "red" if summary.failed else ""))
         for key, label in (
             ("skipped", "Skipped:"),
             ("errors", "Errors:"),
             ("timeouts", "Timeouts:"),
         ):
-            if summary.get(key):
-                rows.append((label, summary[key], "red" if key != "skipped" else "yellow"))
+            if getattr(summary, key):
+                rows.append((label, getattr(summary, key), "red" if key != "skipped" else "yellow"))
         for label, value, style in rows:
             self._print(Text.assemble(f"  {label:<11}", (str(value), style)))
-        rate = float(summary.get("pass_rate") or 0.0)
+        rate = float(summary.pass_rate or 0.0)
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
         self._print(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
-        self._print(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}")
-        if summary.get("runs_per_case"):
-            self._stability_table(summary)
+        self._print(f"  {'Duration:':<11}{format_duration(summary.duration_ms or 0)}")
+        if summary.extra.get("runs_per_case"):
+            self._stability_table(summary.extra)
         if output_path:
             self._print(f"\n  Output: {output_path}")
 
@@ -471,7 +470,7 @@ class JsonEvents:
                 "max_turns": case.max_turns,
             }
         elif event.type == "test_result" and result is not None:
-            reached = sum(1 for p in result.checkpoints or [] if p.get("reached"))
+            reached = sum(1 for p in result.checkpoints or [] if p.reached)
             data = {
                 "type": "dynamic_result",
                 "id": result.id,
@@ -517,9 +516,9 @@ class JsonEvents:
         """A case's stability figures, once its runs are done."""
         self.emit({"type": "stability", **stats.to_dict()})
 
-    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+    def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary event."""
-        self.emit({"type": "summary", **summary})
+        self.emit({"type": "summary", **summary.to_dict()})
 
     def output_file(self, path: str) -> None:
         """Where the results went."""

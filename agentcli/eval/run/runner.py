@@ -23,7 +23,7 @@ from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
-from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import CaseResult, Trace
 from agentcli.eval.run.services import EvalContext, HookRunner, judge_with_agent
 from agentcli.jsonsafe import json_safe
 from agentcli.models.retry import RETRY_LOG
@@ -522,28 +522,18 @@ class EvalRunner:
 
 
 def trace_of(reply: Reply) -> Trace:
-    """The report trace of an assistant reply."""
+    """The report trace of an assistant reply: its tool calls and usage are the trace's
+    (the reply is the case's own; nothing else holds it)."""
     # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
     # inside itself or too deep for the writers must not cost the results file.
+    for call in reply.tool_calls:
+        call.arguments = json_safe(call.arguments)
+        call.result = json_safe(call.result)
     return Trace(
         completion=reply.text,
-        tool_calls=[
-            ToolCallRecord(
-                id=a.id,
-                server=a.server,
-                tool=a.tool,
-                arguments=json_safe(a.arguments),
-                result=json_safe(a.result),
-                error=a.error,
-            )
-            for a in reply.tool_calls
-        ],
+        tool_calls=reply.tool_calls,
         next=json_safe(reply.next),
-        usage={
-            "input_tokens": reply.usage.input_tokens,
-            "output_tokens": reply.usage.output_tokens,
-            "cost": reply.usage.cost,
-        },
+        usage=reply.usage,
         logs=json_safe(reply.trace) or None,
         sent=json_safe(reply.sent) or None,
     )

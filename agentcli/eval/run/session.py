@@ -23,7 +23,7 @@ from agentcli.errors import ConfigError, HookError, OutputError, PackageError
 from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.model import Case, CaseInfo, CaseSet, open_cases, parse_case
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import CaseResult, summary_from_counts
+from agentcli.eval.results.model import CaseResult, RunHeader, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.request import (
     EvalRequest,
@@ -251,7 +251,6 @@ async def _run_cases(
     suite: ScriptSuite | None = None,
 ) -> int:
     from agentcli.eval.reports import writer_for
-    from agentcli.eval.reports._files import same_file
 
     package = config.assistant.package
     if request.shard:
@@ -316,16 +315,15 @@ async def _run_cases(
         config.done = _done_cases(resumed, view)
     started_at = datetime.now(UTC)
     locale, user_id, team_id = config.identity()
-    header = {
-        "type": "header",
-        "environment": {
+    header = RunHeader(
+        environment={
             "user_id": user_id,
             "team_id": team_id,
             "locale": locale,
             "chat_id": config.context.chat_id or None,
             "metadata": config.context.metadata or None,
         },
-        "metadata": {
+        metadata={
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
@@ -338,13 +336,10 @@ async def _run_cases(
                 "run": request.run_filter,
             },
         },
-    }
-    # The kept results are on disk before anything runs; resumed in place, the file gets
-    # them back as they were read (the reader's repairs are for counting and matching).
-    in_place = resumed is not None and (
-        request.output is None or same_file(request.output, request.resume)
     )
-    writer.open(header, resumed.records if in_place else kept)
+    # The kept results are on disk before anything runs, written back as they were read
+    # (the reader's repairs are for counting and matching).
+    writer.open(header, kept)
     counts: dict[str, int] = {}
     write_failure: OutputError | None = None
     tracker = (
@@ -357,7 +352,7 @@ async def _run_cases(
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
         try:
-            writer.add(result.to_dict())
+            writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
             write_failure = error
             run_task.cancel()
@@ -372,9 +367,9 @@ async def _run_cases(
 
     tracked: set[tuple[str, Any]] = set()
     for previous in kept:  # the reader's statuses: always one of STATUSES
-        counts[previous["status"]] = counts.get(previous["status"], 0) + 1
-        key = (previous["id"], previous.get("run"))
-        if tracker is not None and previous["id"] and key not in tracked:
+        counts[previous.status] = counts.get(previous.status, 0) + 1
+        key = (previous.id, previous.run)
+        if tracker is not None and previous.id and key not in tracked:
             tracked.add(key)  # a run kept twice counts once in its case's figures
             tracker.add(previous)
     runner = (
@@ -441,8 +436,8 @@ async def _run_cases(
         )
         stability = tracker.results() if tracker is not None else []
         if tracker is not None:
-            summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
-            summary["runs_per_case"] = config.runs
+            summary.extra.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+            summary.extra["runs_per_case"] = config.runs
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -502,13 +497,13 @@ def _done_cases(resumed: LoadedReport, view: Any) -> frozenset[tuple[str, int | 
     case (whichever it was) runs again."""
     for warning in resumed.warnings:
         view.warning(warning)
-    orphans = sum(1 for result in resumed.results if not result["id"])
+    orphans = sum(1 for result in resumed.results if not result.id)
     if orphans:
         view.warning(
             f"{orphans} kept result(s) have no usable id and match no case: "
             "they stay in the file, and no case counts as done because of them"
         )
-    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
+    return frozenset((r.id, r.run) for r in resumed.results if r.id)
 
 
 def _dry_run(cases: Iterable[Case], request: EvalRequest, view: Any, spec: InputSpec) -> int:
