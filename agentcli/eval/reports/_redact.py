@@ -4,38 +4,49 @@ it redacted, as ``secrets.redact_data`` does for JSON values (dict keys included
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
-from functools import cache
 from typing import Any, TypeVar
 
-from agentcli.secrets import redact_text
+from agentcli.secrets import redact_data, redact_text
 
 __all__ = ["redacted"]
 
 T = TypeVar("T")
 
+_LEAVES = frozenset({int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...] | None] = {}  # per type: its dataclass fields, or None
 
-@cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    """The field names of a dataclass type (looked up once per type)."""
-    return tuple(f.name for f in fields(kind))
+
+def _fields_of(kind: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type, ``None`` for any other type (looked up once)."""
+    try:
+        return _FIELDS[kind]
+    except KeyError:
+        names = tuple(f.name for f in fields(kind)) if is_dataclass(kind) else None
+        _FIELDS[kind] = names
+        return names
 
 
 def redacted(value: T) -> T:
     """``value`` with every string redacted: JSON values, and the dataclasses of results
     (results, traces, tool calls, usage...) field by field, copied."""
-    if isinstance(value, str):
-        return redact_text(value)  # type: ignore[return-value]
-    if isinstance(value, dict):
-        return {  # type: ignore[return-value]
-            redact_text(k) if isinstance(k, str) else k: redacted(v) for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [redacted(v) for v in value]  # type: ignore[return-value]
-    if not is_dataclass(value) or isinstance(value, type):
-        return value  # numbers, bools, None
+    return _redacted(value)  # type: ignore[no-any-return]
+
+
+def _redacted(value: Any) -> Any:
     kind = type(value)
-    copy: Any = object.__new__(kind)
-    for name in _field_names(kind):
-        # object.__setattr__: bypasses __init__ checks, the value is a copy of a valid one
-        object.__setattr__(copy, name, redacted(getattr(value, name)))
-    return copy  # type: ignore[no-any-return]
+    if kind in _LEAVES:
+        return value
+    if kind is str:
+        return redact_text(value)
+    if kind is dict:
+        return {redact_text(k) if type(k) is str else k: _redacted(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_redacted(v) for v in value]
+    names = _fields_of(kind)
+    if names is None:  # subclasses of the JSON types, as redact_data takes them
+        return redact_data(value) if isinstance(value, str | dict | list | tuple) else value
+    copy = object.__new__(kind)
+    for name in names:
+        # object.__setattr__: no __init__ checks, the value is a copy of a valid one
+        object.__setattr__(copy, name, _redacted(getattr(value, name)))
+    return copy
