@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
 from agentcli.assistant.prompts import context_variables, render_prompts
-from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
+from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
 from agentcli.models.base import Model, ModelSettings
 from agentcli.runtime.agent import Agent, TurnResult, as_messages
@@ -272,7 +272,7 @@ class Conversation:
             turn=turn,
         )
 
-    def _activities(self, turn: TurnResult) -> list[ToolActivity]:
+    def _activities(self, turn: TurnResult) -> list[ToolCall]:
         results = {r.call_id: r for r in turn.tool_results}
         tools = self.agent.tools if self.agent else {}
         activities = []
@@ -281,7 +281,7 @@ class Conversation:
             result = results.get(call.id)
             error = result.text() if result is not None and result.is_error else None
             activities.append(
-                ToolActivity(
+                ToolCall(
                     id=call.id,
                     server=tool.server if tool else "",
                     tool=(tool.bare_name or tool.name) if tool else call.name,

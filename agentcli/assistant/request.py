@@ -1,5 +1,5 @@
 """The value types of one request to an assistant: ``RequestOptions`` in, ``Reply`` out,
-``ToolActivity`` for each tool call of the turn."""
+``ToolCall`` for each tool call of the turn (the same type the eval results carry)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from agentcli.assistant.context import OutputMessage
     from agentcli.runtime.agent import TurnResult
 
-__all__ = ["Reply", "RequestOptions", "ToolActivity"]
+__all__ = ["Reply", "RequestOptions", "ToolCall"]
 
 
 @dataclass(slots=True)
@@ -37,18 +37,19 @@ class RequestOptions:
 
 
 @dataclass(slots=True)
-class ToolActivity:
-    """One tool call of a turn, as reports show it (bare tool name and its server)."""
+class ToolCall:
+    """One tool call of a turn, as replies, traces and reports show it: the bare tool name,
+    its server, the arguments and the result or error."""
 
-    id: str
-    server: str
-    tool: str
-    arguments: Any
+    id: str = ""
+    server: str = ""
+    tool: str = ""
+    arguments: Any = None
     result: Any = None
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
+        """JSON form: ``id, server, tool, arguments, result, error``."""
         return {
             "id": self.id,
             "server": self.server,
@@ -68,7 +69,7 @@ class Reply:
     output: Any
     text: str
     status: str  # done | failed | aborted | max_steps
-    tool_calls: list[ToolActivity] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     next: Any = None
     error: str | None = None

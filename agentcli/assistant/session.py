@@ -26,7 +26,7 @@ from agentcli.assistant.hooks import Hooks
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.package import AssistantPackage, resolve_assistant
 from agentcli.assistant.prompts import select_prompts, truthy
-from agentcli.assistant.request import Reply, RequestOptions, ToolActivity
+from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import HookError
 from agentcli.models.base import Model
@@ -40,7 +40,7 @@ __all__ = [
     "Conversation",
     "Reply",
     "RequestOptions",
-    "ToolActivity",
+    "ToolCall",
 ]
 
 MAX_DELEGATE_DEPTH = 8

@@ -54,7 +54,7 @@ def merge(
     write_merged(merged, output, writer=writer)
     summary = merged.summary
     typer.echo(
-        f"merged {len(files)} files: {summary['total']} results, {summary['passed']} passed, "
-        f"pass rate {summary['pass_rate']:.1f}% -> {output}"
+        f"merged {len(files)} files: {summary.total} results, {summary.passed} passed, "
+        f"pass rate {summary.pass_rate or 0:.1f}% -> {output}"
     )
     raise typer.Exit(merged.exit_code())

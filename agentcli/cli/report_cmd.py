@@ -35,6 +35,7 @@ def report(
     """Render a report."""
     from agentcli.errors import ConfigError
     from agentcli.eval.reports import read_results, writer_for
+    from agentcli.eval.results.model import RunSummary
 
     if not results.is_file():
         raise ConfigError(f"results file not found: {results}")
@@ -42,6 +43,8 @@ def report(
     loaded = read_results(results)
     for warning in loaded.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    writer.open(loaded.header or {"type": "header"}, loaded.results)
-    writer.close(loaded.summary or {}, loaded.stability_results or None)
+    writer.open(loaded.header, loaded.results)
+    # An unfinished run has no summary: the report says so with an empty one, as read.
+    summary = loaded.summary or RunSummary.from_dict({})
+    writer.close(summary, loaded.stability_results or None)
     typer.echo(f"wrote {output}")

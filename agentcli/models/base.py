@@ -42,11 +42,12 @@ class Usage:
     cost: float | None = None
     provider: str = ""
     model: str = ""
+    total: int | None = None  # a total reported apart from the counts (a report read back)
 
     @property
     def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
+        """Input plus output tokens, unless a total was reported apart from them."""
+        return self.input_tokens + self.output_tokens if self.total is None else self.total
 
     def __add__(self, other: Usage) -> Usage:
         cost: float | None
@@ -54,17 +55,20 @@ class Usage:
             cost = None
         else:
             cost = (self.cost or 0.0) + (other.cost or 0.0)
+        both = self.total is None and other.total is None
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost=cost,
             provider=self.provider or other.provider,
             model=self.model or other.model,
+            total=None if both else self.total_tokens + other.total_tokens,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with ``total_tokens``."""
         data = asdict(self)
+        del data["total"]
         data["total_tokens"] = self.total_tokens
         return data
 

@@ -64,9 +64,9 @@ def test_all_pass_exit_0_and_default_results_file(project):
     assert "✨ ALL TESTS PASSED ✨" in result.output
     (output,) = (project / "assistants/probe/tests").glob("output-*.jsonl")
     loaded = read_results(output)
-    assert [r["id"] for r in loaded.results] == ["hello", "add", "json"]
-    assert loaded.summary["passed"] == 3
-    assert loaded.summary["pass_rate"] == 100.0
+    assert [r.id for r in loaded.results] == ["hello", "add", "json"]
+    assert loaded.summary.passed == 3
+    assert loaded.summary.pass_rate == 100.0
 
 
 def test_assistant_found_from_the_case_file(project):
@@ -248,8 +248,8 @@ def test_sigint_keeps_every_finished_result(project):
     stdout, stderr = process.communicate(timeout=20)
     assert process.returncode == -signal.SIGINT, stderr  # ends by SIGINT: a shell sees 130
     loaded = read_results(out)
-    assert [r["id"] for r in loaded.results] == ["fast0", "fast1", "fast2"]
-    assert loaded.summary is not None and loaded.summary["total"] == 3
+    assert [r.id for r in loaded.results] == ["fast0", "fast1", "fast2"]
+    assert loaded.summary is not None and loaded.summary.total == 3
     assert "Interrupted: 3 finished results written" in stdout
 
 
@@ -268,8 +268,8 @@ def test_resume_keeps_finished_cases_and_runs_the_rest(project):
     assert "Resume: partial.jsonl (2 finished results kept)" in result.output
     assert result.output.count("► [") == 2  # only c and d ran
     loaded = read_results(partial)
-    assert sorted(r["id"] for r in loaded.results) == ["a", "b", "c", "d"]
-    assert loaded.summary["total"] == 4 and not loaded.warnings
+    assert sorted(r.id for r in loaded.results) == ["a", "b", "c", "d"]
+    assert loaded.summary.total == 4 and not loaded.warnings
 
 
 def test_dry_run_lists_only_the_selected_shard_and_filter(project):
@@ -393,8 +393,8 @@ def test_case_hooks_are_found_but_not_imported_before_before_all(project):
     broken = invoke("probe", "@bad.jsonl", "-o", "b.jsonl")
     assert broken.exit_code == 1
     (result,) = [r for r in read_results(project / "b.jsonl").results]
-    assert result["status"] == "error"
-    assert "broken_test.py:2" in result["error"] and "was never closed" in result["error"]
+    assert result.status == "error"
+    assert "broken_test.py:2" in result.error and "was never closed" in result.error
 
 
 # --- the options: generated from EvalOptions --------------------------------------------

@@ -80,8 +80,8 @@ def test_dynamic_cases_console_reports_and_exit_code(project):
     assert "  │   ✓ checkpoint: ask_size" in lines
     assert re.search(r"└─ PASSED \(3 turns, 3/3 checkpoints, [\d.]+(µs|ms|s)\)", result.output)
     (loaded,) = read_results(project / "out.jsonl").results
-    assert [t["turn"] for t in loaded["turns"]] == [1, 2, 3]
-    assert [c["reached_at_turn"] for c in loaded["checkpoints"]] == [1, 2, 3]
+    assert [t.turn for t in loaded.turns or []] == [1, 2, 3]
+    assert [c.reached_at_turn for c in loaded.checkpoints or []] == [1, 2, 3]
     for name in ("out.md", "out.html"):
         assert invoke("barista", "@dyn.jsonl", "-o", name).exit_code == 0
         text = (project / name).read_text()

@@ -49,7 +49,7 @@ def test_runs_give_per_run_results_and_stability(project):
     assert "[flip] 50% (2/4) Unstable" in result.output
     assert "[steady] 100% (4/4) Stable" in result.output
     loaded = read_results(project / "r.jsonl")
-    assert [(r["id"], r["run"]) for r in loaded.results] == [
+    assert [(r.id, r.run) for r in loaded.results] == [
         ("flip", 1), ("flip", 2), ("flip", 3), ("flip", 4),
         ("steady", 1), ("steady", 2), ("steady", 3), ("steady", 4),
     ]  # fmt: skip
@@ -58,7 +58,8 @@ def test_runs_give_per_run_results_and_stability(project):
     assert flip["stability"] == "unstable"
     assert flip["pass_hat_k"]["1"] == 0.5 and flip["pass_at_k"]["4"] == 1.0
     assert steady["stability"] == "stable"
-    summary = loaded.summary
+    assert loaded.summary is not None
+    summary = loaded.summary.to_dict()
     assert (summary["total_runs"], summary["stable"], summary["unstable"]) == (8, 1, 1)
     assert summary["cases_below_threshold"] == ["flip"]
 

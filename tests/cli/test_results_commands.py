@@ -68,18 +68,16 @@ def test_report_renders_every_format(results, tmp_path, extension):
 def test_merge_recomputes_and_keeps_the_exit_code_rules(results, tmp_path):
     loaded = read_results(results)
     first, second = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
-    header = json.dumps({"type": "header", **loaded.header})
-    first.write_text(header + "\n" + json.dumps({"type": "result", **loaded.results[0]}) + "\n")
-    second.write_text(
-        header
-        + "\n"
-        + "".join(json.dumps({"type": "result", **r}) + "\n" for r in loaded.results[1:])
-    )
+    header = json.dumps({"type": "header", **loaded.header.to_dict()})
+    rows = [{"type": "result", **r.to_dict()} for r in loaded.results]
+    first.write_text(header + "\n" + json.dumps(rows[0]) + "\n")
+    second.write_text(header + "\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
     merged = tmp_path / "all.jsonl"
     result = runner.invoke(app, ["merge", str(first), str(second), "-o", str(merged)])
     assert result.exit_code == 1, result.output  # case c failed
     summary = read_results(merged).summary
-    assert (summary["total"], summary["passed"], summary["failed"]) == (3, 2, 1)
+    assert summary is not None
+    assert (summary.total, summary.passed, summary.failed) == (3, 2, 1)
     duplicate = runner.invoke(app, ["merge", str(first), str(first), "-o", str(merged)])
     assert duplicate.exit_code == 2
     assert "duplicate" in duplicate.output

@@ -138,16 +138,16 @@ def check_complete(path: Path, total: int) -> Outcome:
     summary agreeing with them, and nothing the reader had to warn about."""
     report = read_results(path)
     assert not report.warnings, report.warnings
-    assert report.header.get("metadata", {}).get("started_at"), "no header line"
-    ids = [r["id"] for r in report.results]
+    assert report.header.metadata.get("started_at"), "no header line"
+    ids = [r.id for r in report.results]
     assert len(ids) == total, f"{len(ids)} results, wanted {total}"
     assert len(set(ids)) == len(ids), "duplicate results"
-    statuses = Counter(r["status"] for r in report.results)
+    statuses = Counter(r.status for r in report.results)
     assert set(statuses) <= STATUSES, statuses
     assert report.summary is not None, "no summary line"
-    assert report.summary["total"] == total
+    assert report.summary.total == total
     for status, key in SUMMARY_KEYS.items():
-        assert report.summary[key] == statuses.get(status, 0), (key, report.summary, statuses)
+        assert getattr(report.summary, key) == statuses.get(status, 0), (key, report.summary)
     return Outcome(report, statuses)
 
 

@@ -48,7 +48,7 @@ def test_hostile_retry_after_under_parallel_retries_within_max_delay(
     delays = [
         retry["delay_s"]
         for result in outcome.report.results
-        for retry in (result.get("trace") or {}).get("retries") or []
+        for retry in (result.trace.retries if result.trace else None) or []
     ]
     assert len(delays) == len(HOSTILE), outcome.report.results
     assert all(0 <= delay <= MAX_DELAY for delay in delays), delays

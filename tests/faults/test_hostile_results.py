@@ -55,12 +55,12 @@ def test_resume_repairs_kept_results_and_runs_every_unmatched_case(project: Path
     assert "run.jsonl:5: result 'zz': status is [\"passed\"]" in output
     assert "have no usable id and match no case" in output
     final = read_results(kept)
-    ids = [r["id"] for r in final.results]
+    ids = [r.id for r in final.results]
     assert ids.count("c0") == 1 and ids.count("c1") == 1 and ids.count("c2") == 1  # c1, c2 ran
-    assert final.summary is not None and final.summary["total"] == 7
-    assert final.summary["errors"] == 2 and final.summary["passed"] == 5
+    assert final.summary is not None and final.summary.total == 7
+    assert final.summary.errors == 2 and final.summary.passed == 5
     # Resumed in place, the kept lines go back as they were read: nothing is rewritten.
-    assert final.records[:5] == [
+    assert [r.to_dict() for r in final.results[:5]] == [
         {k: v for k, v in r.items() if k != "type"} for r in HOSTILE_KEPT[1:]
     ]
 

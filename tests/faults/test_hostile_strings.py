@@ -103,18 +103,18 @@ def test_a_megabyte_string_through_eval_report_and_extract(project: Path) -> Non
 def check_results(path: Path, ids: list[str]) -> None:
     """The JSON Lines results hold every case, every string exactly as it was."""
     loaded = read_results(path)
-    assert [r["id"] for r in loaded.results] == ids  # surrogates and NUL read back too
+    assert [r.id for r in loaded.results] == ids  # surrogates and NUL read back too
     texts = [text for name, text in HOSTILE.items() if any(i.startswith(name) for i in ids)]
     for result, text in zip(loaded.results, texts, strict=True):
-        assert result["output"] == f"echo: say {text}"
-        assert result["metadata"]["nested"] == [text, {"k": text}]
+        assert result.output == f"echo: say {text}"
+        assert result.metadata["nested"] == [text, {"k": text}]
 
 
 def check_document(path: Path, ids: list[str]) -> None:
     """A report of any format is whole: readable back (JSON) or well-formed (XML)."""
     text = path.read_text(encoding="utf-8")  # valid UTF-8: no surrogate reached the disk raw
     if path.suffix in (".jsonl", ".json"):
-        assert [r["id"] for r in read_results(path).results] == ids
+        assert [r.id for r in read_results(path).results] == ids
     elif path.suffix == ".xml":
         cases = ET.fromstring(text.encode("utf-8")).iter("testcase")
         assert len(list(cases)) == len(ids)

@@ -75,9 +75,9 @@ def interrupted_file(path: Path) -> list[dict]:
     report = read_results(path)
     assert not report.warnings, report.warnings
     assert report.summary is not None
-    ids = [r["id"] for r in report.results]
-    assert len(ids) == len(set(ids)) == report.summary["total"]
-    assert {r["status"] for r in report.results} == {"passed"}
+    ids = [r.id for r in report.results]
+    assert len(ids) == len(set(ids)) == report.summary.total
+    assert {r.status for r in report.results} == {"passed"}
     return report.results
 
 
@@ -108,7 +108,7 @@ def test_a_signal_keeps_finished_results_then_resume_completes(project, server, 
     cleaned = {c[1] for c in calls if c[0] == "After"}
     assert started == cleaned, "every case whose Before ran had its After run"
     assert all(c[1] == c[2] for c in calls if c[0] == "After"), "After got Before's data"
-    assert started > {r["id"] for r in results}, "cases were still running when interrupted"
+    assert started > {r.id for r in results}, "cases were still running when interrupted"
     assert [c[0] for c in calls if c[0].endswith("All")] == ["BeforeAll", "AfterAll"]
     assert calls[-1][0] == "AfterAll"
     assert_no_leftovers(project, before)

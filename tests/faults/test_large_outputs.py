@@ -33,6 +33,6 @@ def test_a_20_mb_answer_passes_and_is_written_quickly(project):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr
     assert took < 15, f"{took:.1f}s for one case"  # lax: the point is no multi-second tail
     (result,) = read_results(project / "big-out.jsonl").results
-    assert result["status"] == "passed"
-    assert len(result["output"]) == 20_000_000 + len("api_key=[redacted]")
-    assert result["output"].endswith("api_key=[redacted]")
+    assert result.status == "passed"
+    assert len(result.output) == 20_000_000 + len("api_key=[redacted]")
+    assert result.output.endswith("api_key=[redacted]")

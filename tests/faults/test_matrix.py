@@ -241,7 +241,7 @@ def test_fault_through_the_cli(scenario: Scenario, project: Path, server) -> Non
     assert dict(outcome.statuses) == scenario.statuses, (outcome.statuses, run.stdout[-2000:])
     assert run.returncode == scenario.exit == expected_exit(outcome.statuses), run.stderr
     assert "Traceback" not in run.stderr + run.stdout
-    check_results(scenario, outcome.report.results)
+    check_results(scenario, [r.to_dict() for r in outcome.report.results])
     assert_no_leftovers(project, before)
 
 
@@ -271,7 +271,7 @@ async def test_fault_in_process_leaves_no_task(scenario: Scenario, project: Path
     outcome = check_complete(project / "results.jsonl", CASES)
     assert dict(outcome.statuses) == scenario.statuses
     assert code == scenario.exit
-    check_results(scenario, outcome.report.results)
+    check_results(scenario, [r.to_dict() for r in outcome.report.results])
     types = Counter(json.loads(line)["type"] for line in events.getvalue().splitlines())
     assert types["test_result"] == CASES and types["summary"] == 1
     assert_no_leftovers(project, children)

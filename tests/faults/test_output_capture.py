@@ -100,8 +100,8 @@ def test_json_stdout_carries_only_agentcli_events(project):
     messages = [e["message"] for e in events if e["type"] == "log"]
     assert f"BeforeAll: {FORGED}" in messages and "AfterAll: after all" in messages
 
-    results = {r["id"]: r for r in read_results(project / "out.jsonl").results}
-    logs = results["a"]["logs"]
+    results = {r.id: r for r in read_results(project / "out.jsonl").results}
+    logs = results["a"].logs or []
     assert {"stream": "stdout", "text": FORGED} in logs
     assert {"stream": "stdout", "text": "before of a"} in logs
     assert {"stream": "stdout", "text": "after of a key [redacted]"} in logs
@@ -132,4 +132,4 @@ def test_script_tests_print_into_their_result(project):
         (e.get("id"), e.get("message")) for e in events if e.get("stream")
     ]
     (result,) = read_results(project / "s.jsonl").results
-    assert result["logs"] == [{"stream": "stdout", "text": "script test says hi"}]
+    assert result.logs == [{"stream": "stdout", "text": "script test says hi"}]

@@ -152,7 +152,7 @@ def test_resume_killed_at_any_moment_keeps_every_kept_result(project: Path, mome
     else:
         _kill_when(process, lambda: False, within=float(moment.rstrip("s")))
     on_disk = read_results(kept)  # whatever moment it died, the file reads...
-    ids = {r["id"] for r in on_disk.results}
+    ids = {r.id for r in on_disk.results}
     assert {f"k{i:05d}" for i in range(KEPT)} <= ids, f"{KEPT - len(ids)} kept results lost"
     # ... and resuming from it finishes the run.
     again = agent(project, "eval", "probe", f"@{case_file}", "--resume", str(kept))

@@ -67,7 +67,7 @@ def run_eval(project: Path, *args: str) -> tuple[Any, dict[str, dict[str, Any]],
     elapsed = time.monotonic() - started
     count = sum(1 for _ in (project / "cases.jsonl").open())
     outcome = check_complete(project / "out.jsonl", count)
-    return done, {r["id"]: r for r in outcome.report.results}, elapsed
+    return done, {r.id: r.to_dict() for r in outcome.report.results}, elapsed
 
 
 def messages(result: dict[str, Any]) -> str:
@@ -155,7 +155,8 @@ def test_a_backtracking_scripted_rule_errors_that_case_only(project):
     done = agent(project, "eval", "picky", "@cases.jsonl", "-o", "out.jsonl", timeout=LIMIT)
     assert time.monotonic() - started < 15
     assert done.returncode == 1, done.stdout + done.stderr
-    results = {r["id"]: r for r in check_complete(project / "out.jsonl", 2).report.results}
+    report = check_complete(project / "out.jsonl", 2).report
+    results = {r.id: r.to_dict() for r in report.results}
     assert results["short"]["status"] == "passed"
     assert results["slow"]["status"] == "error"
     error = json.dumps(results["slow"], ensure_ascii=False)

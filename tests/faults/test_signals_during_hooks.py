@@ -121,8 +121,8 @@ def test_one_signal_stops_a_run_blocked_in_user_code(project, scenario, signum):
     report = read_results(output)
     assert not report.warnings, report.warnings
     assert report.summary is not None, "the summary line was written"
-    assert sorted(r["id"] for r in report.results) == kept
-    assert report.summary["total"] == len(kept)
+    assert sorted(r.id for r in report.results) == kept
+    assert report.summary.total == len(kept)
     assert "Interrupted:" in stdout
     if scenario != "sync tool":  # a hook was left running: the user is told
         assert "was still running when the run stopped: left behind" in stdout
@@ -144,5 +144,5 @@ def test_a_case_whose_after_hook_is_interrupted_keeps_its_result(project):
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=15)
     report = read_results(output)
-    assert sorted(r["id"] for r in report.results) == ["c0", "c1", "c2"]
-    assert {r["status"] for r in report.results} == {"passed"}
+    assert sorted(r.id for r in report.results) == ["c0", "c1", "c2"]
+    assert {r.status for r in report.results} == {"passed"}

@@ -37,12 +37,12 @@ def test_soak_2000_cases_with_10_percent_faults_loses_nothing(project, capsys):
         )
         wall = time.monotonic() - started
     outcome = check_complete(project / "results.jsonl", CASES)
-    assert [r["id"] for r in outcome.report.results] == [f"c{i:04d}" for i in range(CASES)]
+    assert [r.id for r in outcome.report.results] == [f"c{i:04d}" for i in range(CASES)]
     assert "Traceback" not in run.stderr, run.stderr
     assert run.returncode == expected_exit(outcome.statuses), (run.returncode, outcome.statuses)
-    retried = sum(1 for r in outcome.report.results if (r.get("trace") or {}).get("retries"))
-    errors = [r for r in outcome.report.results if r["status"] == "error"]
-    assert all(REASON.match(r["error"]) for r in errors), [r["error"] for r in errors[:3]]
+    retried = sum(1 for r in outcome.report.results if r.trace and r.trace.retries)
+    errors = [r for r in outcome.report.results if r.status == "error"]
+    assert all(REASON.match(r.error) for r in errors), [r.error for r in errors[:3]]
     # Every model call retries its faults and --retries 1 re-runs a case hit mid-stream, so
     # nearly every case passes; the few left are errors with their reason, never lost.
     assert outcome.statuses["passed"] >= CASES * 0.97, outcome.statuses

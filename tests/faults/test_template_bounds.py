@@ -41,7 +41,8 @@ def test_huge_template_output_errors_the_case_and_ordinary_templates_still_work(
     done = agent(tmp_path, "eval", "big", "@cases.jsonl", "-o", "out.jsonl", timeout=30)
     assert time.monotonic() - started < 15
     assert done.returncode == 1, done.stdout + done.stderr
-    results = {r["id"]: r for r in check_complete(tmp_path / "out.jsonl", 5).report.results}
+    report = check_complete(tmp_path / "out.jsonl", 5).report
+    results = {r.id: r.to_dict() for r in report.results}
     assert results["ok"]["status"] == "passed", results["ok"]
     for index, (case, action) in enumerate(
         [("say", "say"), ("call", "call"), ("loop", "say"), ("ns", "say")]

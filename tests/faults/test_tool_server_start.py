@@ -109,7 +109,7 @@ def test_a_server_that_fails_to_start_is_a_runtime_error(
     outcome = check_complete(output, total)
     assert outcome.statuses == {"error": total}
     for result in outcome.report.results:
-        assert "tool server 'weather'" in result["error"] and reason in result["error"]
+        assert "tool server 'weather'" in result.error and reason in result.error
     # Bounded: one start-up timeout (1 s) per case at most, plus the processes' start.
     assert time.monotonic() - started < 30
     assert_no_leftovers(project, before)
@@ -143,5 +143,7 @@ def test_a_server_that_never_starts_is_reported_within_the_case_timeout_and_kill
     assert ran.returncode == 1, (ran.stdout, ran.stderr)
     outcome = check_complete(output, 1)
     assert outcome.statuses == {"error": 1}, outcome.report.results
-    assert "tool server 'weather' did not start within 1s" in outcome.report.results[0]["error"]
+    assert "tool server 'weather' did not start within 1s" in (
+        outcome.report.results[0].error or ""
+    )
     assert_no_leftovers(project, before, within=1)

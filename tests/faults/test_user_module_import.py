@@ -49,7 +49,7 @@ def test_a_tools_module_that_exits_at_import_is_an_error_naming_it(project: Path
     outcome = check_complete(output, 2)
     assert outcome.statuses == {"error": 2}
     for result in outcome.report.results:
-        assert "tools.py:2: importing failed: the module called sys.exit(9)" in result["error"]
+        assert "tools.py:2: importing failed: the module called sys.exit(9)" in result.error
 
 
 def test_a_hooks_module_that_exits_at_import_is_an_error_naming_it(project: Path) -> None:

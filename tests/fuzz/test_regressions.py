@@ -99,7 +99,7 @@ def test_a_turn_whose_checkpoints_reached_is_not_a_list_renders_in_every_format(
     extract(path, tmp_path / "md", "markdown")
     for suffix in (".md", ".html"):
         writer = writer_for(tmp_path / f"report{suffix}")
-        writer.open({"type": "header"})
+        writer.open(report.header)
         writer.add(report.results[0])
-        writer.close({}, None)
+        writer.close(report.report().summary, None)
         assert "Turn 1" in (tmp_path / f"report{suffix}").read_text(encoding="utf-8")

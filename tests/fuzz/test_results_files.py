@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentcli.eval.reports import LoadedReport, read_results, writer_for
-from agentcli.eval.reports.normalize import finite
+from agentcli.eval.results.codec import finite
 from agentcli.eval.results.extract import extract
 from agentcli.eval.results.merge import merge_reports, write_merged
-from agentcli.eval.results.model import STATUSES
+from agentcli.eval.results.model import STATUSES, CaseResult, Turn
 
 from .mutate import FUZZ, as_json, mutated_bytes, mutated_data, only_own_errors
 
@@ -89,24 +89,26 @@ RESULT_TEXTS = [
 
 
 def assert_well_typed(report: LoadedReport) -> None:
-    """What the reader promises everything downstream (``normalize.py``)."""
-    assert len(report.records) == len(report.results)
-    for key in ("environment", "metadata"):
-        assert isinstance(report.header.get(key, {}), dict)
+    """What the reader promises everything downstream (``codec.py``)."""
+    assert isinstance(report.header.environment, dict)
+    assert isinstance(report.header.metadata, dict)
     for result in report.results:
-        assert isinstance(result["id"], str) and result["status"] in STATUSES
-        run = result.get("run")
-        assert run is None or (type(run) is int and run >= 1)
-        duration = result.get("duration_ms")  # null is as good as absent
-        assert duration is None or finite(duration) is not None
-        for key in ("assertions", "turns", "logs"):
-            assert all(isinstance(item, dict) for item in result.get(key) or [])
-        assert isinstance(result.get("trace") or {}, dict)
-        calls = (result.get("trace") or {}).get("tool_calls") or []
-        assert all(isinstance(c, dict) and isinstance(c.get("tool") or "", str) for c in calls)
-        assert all(isinstance(a.get("passed"), bool) for a in result.get("assertions") or [])
-    for figure in (report.summary or {}).values():
-        assert not isinstance(figure, float) or finite(figure) is not None
+        assert isinstance(result.id, str) and result.status in STATUSES
+        assert result.run is None or (type(result.run) is int and result.run >= 1)
+        assert result.duration_ms is None or finite(result.duration_ms) is not None
+        assert all(isinstance(item, dict) for item in result.logs or [])
+        assert all(isinstance(turn, Turn) for turn in result.turns or [])
+        assert all(
+            isinstance(a.passed, bool) and isinstance(a.type, str) for a in result.assertions
+        )
+        calls = result.trace.tool_calls if result.trace is not None else []
+        assert all(isinstance(c.tool, str) and isinstance(c.id, str) for c in calls)
+        # written back and read again, a result is the same value: nothing is lost
+        assert CaseResult.from_dict(result.to_dict()) == result
+    summary = report.summary
+    if summary is not None:
+        figures = [summary.duration_ms, summary.pass_rate, *summary.extra.values()]
+        assert all(not isinstance(f, float) or finite(f) is not None for f in figures)
 
 
 def consume(path: Path, out: Path) -> None:
@@ -125,10 +127,10 @@ def consume(path: Path, out: Path) -> None:
         writer = writer_for(out / f"report{suffix}")
 
         def render(writer=writer) -> None:
-            writer.open(report.header or {"type": "header"})
+            writer.open(report.header)
             for result in report.results:
                 writer.add(result)
-            writer.close(report.summary or {}, report.stability_results or None)
+            writer.close(report.report().summary, report.stability_results or None)
 
         only_own_errors(render)
 

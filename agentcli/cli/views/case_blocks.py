@@ -108,7 +108,7 @@ class DynamicBlock(CaseBlock):
         turns = result.turns or []
         total = len(self.case.checkpoints)
         # Yao prints the total here whatever happened; reached/total says how far it got.
-        reached = sum(1 for point in result.checkpoints or [] if point.get("reached"))
+        reached = sum(1 for point in result.checkpoints or [] if point.reached)
         lines = [
             Text.assemble(
                 (f"► [{result.id}] ", "white"),
@@ -139,22 +139,18 @@ class DynamicBlock(CaseBlock):
         case, result = self.case, self.result
         lines = [detail(f"Dynamic test: {case.id} (max {case.max_turns} turns)")]
         for turn in result.turns or []:
-            number = turn.get("turn")
-            lines.append(detail(f"Turn {number}: User: {preview(str(turn['input']), 80)}"))
-            response = turn.get("response") or {}
-            for call in response.get("tool_calls") or []:
-                outcome = f"ERR: {preview(call['error'], 60)}" if call.get("error") else "OK"
-                lines.append(detail(f"Turn {number}: Tool: {call['tool']} → {outcome}"))
-            agent = preview(output_text(turn.get("output")), 80)
+            number = turn.turn
+            lines.append(detail(f"Turn {number}: User: {preview(str(turn.input), 80)}"))
+            for call in turn.tool_calls:
+                outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
+                lines.append(detail(f"Turn {number}: Tool: {call.tool} → {outcome}"))
+            agent = preview(output_text(turn.output), 80)
             lines.append(detail(f"Turn {number}: Agent: {agent}"))
-            lines.extend(
-                detail(f"  ✓ checkpoint: {point}")
-                for point in turn.get("checkpoints_reached") or []
-            )
+            lines.extend(detail(f"  ✓ checkpoint: {point}") for point in turn.checkpoints_reached)
         for point in result.checkpoints or []:
-            if point["required"] and not point["reached"]:
-                why = f": {point['message']}" if point.get("message") else ""
-                lines.append(detail(f"  ✗ checkpoint: {point['id']} not reached{why}"))
+            if point.required and not point.reached:
+                why = f": {point.message}" if point.message else ""
+                lines.append(detail(f"  ✗ checkpoint: {point.id} not reached{why}"))
         lines.extend(printed(result))
         return lines
 

@@ -23,7 +23,7 @@ from agentcli.eval.reports._view import format_duration
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
-    from agentcli.eval.results.model import Trace
+    from agentcli.eval.results.model import RunSummary, Trace
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -157,7 +157,7 @@ class ConsoleView:
 
     # -- the end -----------------------------------------------------------------------
 
-    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+    def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary block and the output path."""
         self.stop_progress()
         self.show(SummaryBlock(summary, output_path))

@@ -11,7 +11,7 @@ from agentcli.secrets import redact_data
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
-    from agentcli.eval.results.model import Trace
+    from agentcli.eval.results.model import RunSummary, Trace
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -82,7 +82,7 @@ class JsonEvents:
                 "max_turns": case.max_turns,
             }
         elif event.type == "test_result" and result is not None:
-            reached = sum(1 for p in result.checkpoints or [] if p.get("reached"))
+            reached = sum(1 for p in result.checkpoints or [] if p.reached)
             data = {
                 "type": "dynamic_result",
                 "id": result.id,
@@ -128,9 +128,9 @@ class JsonEvents:
         """A case's stability figures, once its runs are done."""
         self.emit({"type": "stability", **stats.to_dict()})
 
-    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+    def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary event."""
-        self.emit({"type": "summary", **summary})
+        self.emit({"type": "summary", **summary.to_dict()})
 
     def output_file(self, path: str) -> None:
         """Where the results went."""

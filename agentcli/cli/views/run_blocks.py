@@ -4,6 +4,7 @@ table, the final banner, and message mode's direct answer."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from agentcli.eval.reports._view import format_duration
 from agentcli.secrets import redact_data, redact_text
 
 if TYPE_CHECKING:
-    from agentcli.eval.results.model import Trace
+    from agentcli.eval.results.model import RunSummary, Trace
 
 __all__ = ["Banner", "DirectOutput", "Heading", "Notice", "StabilityTable", "SummaryBlock"]
 
@@ -53,7 +54,7 @@ class SummaryBlock(Block):
     """``Summary``: agent, connector, counts, pass rate and duration, the stability table
     of ``--runs``, and where the results went."""
 
-    summary: dict[str, Any]
+    summary: RunSummary
     output_path: str | None = None
 
     def lines(self) -> list[Text]:
@@ -64,12 +65,12 @@ class SummaryBlock(Block):
             Text.assemble(f"  {label:<11}", (str(value), style))
             for label, value, style in self._rows()
         )
-        rate = float(summary.get("pass_rate") or 0.0)
+        rate = float(summary.pass_rate or 0.0)
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
         lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
-        lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.get('duration_ms') or 0)}"))
-        if summary.get("runs_per_case"):
-            lines.extend(StabilityTable(summary).lines())
+        lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.duration_ms or 0)}"))
+        if summary.extra.get("runs_per_case"):
+            lines.extend(StabilityTable(summary.extra).lines())
         if self.output_path:
             lines.append(Text(f"\n  Output: {self.output_path}"))
         return lines
@@ -78,28 +79,28 @@ class SummaryBlock(Block):
         """``(label, value, style)`` of each count shown (zero skips, errors and timeouts
         are left out)."""
         summary = self.summary
-        rows: list[tuple[str, Any, str]] = [("Agent:", summary.get("agent_id"), "cyan")]
-        if summary.get("connector"):
-            rows.append(("Connector:", summary["connector"], "cyan"))
-        rows.append(("Total:", summary["total"], ""))
-        rows.append(("Passed:", summary["passed"], "green" if summary["passed"] else ""))
-        rows.append(("Failed:", summary["failed"], "red" if summary["failed"] else ""))
-        for key, label in (
-            ("skipped", "Skipped:"),
-            ("errors", "Errors:"),
-            ("timeouts", "Timeouts:"),
+        rows: list[tuple[str, Any, str]] = [("Agent:", summary.agent_id, "cyan")]
+        if summary.connector:
+            rows.append(("Connector:", summary.connector, "cyan"))
+        rows.append(("Total:", summary.total, ""))
+        rows.append(("Passed:", summary.passed, "green" if summary.passed else ""))
+        rows.append(("Failed:", summary.failed, "red" if summary.failed else ""))
+        for count, label, style in (
+            (summary.skipped, "Skipped:", "yellow"),
+            (summary.errors, "Errors:", "red"),
+            (summary.timeouts, "Timeouts:", "red"),
         ):
-            if summary.get(key):
-                rows.append((label, summary[key], "red" if key != "skipped" else "yellow"))
+            if count:
+                rows.append((label, count, style))
         return rows
 
 
 @dataclass(slots=True)
 class StabilityTable(Block):
-    """``Stability Analysis:``, the ``--runs`` figures of a summary, and the cases below
-    ``--min-pass-rate``."""
+    """``Stability Analysis:``, the ``--runs`` figures of a summary (``RunSummary.extra``),
+    and the cases below ``--min-pass-rate``."""
 
-    summary: dict[str, Any]
+    summary: Mapping[str, Any]
 
     def lines(self) -> list[Text]:
         """The title and one row a figure."""

@@ -31,7 +31,7 @@ from agentcli.eval.checks.matching import (
     tool_name_matches,
 )
 from agentcli.eval.checks.rules import RULES
-from agentcli.eval.results.model import AssertionResult, ToolCallRecord, Trace, normalize_usage
+from agentcli.eval.results.model import AssertionResult, ToolCall, Trace, Usage
 from agentcli.patterns import compile_pattern
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ class Subject:
 
     output: Any
     text: str
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     duration_ms: float = 0
-    usage: dict[str, Any] = field(default_factory=normalize_usage)
+    usage: Usage = field(default_factory=Usage)
     input: Any = None
 
     @classmethod
@@ -69,9 +69,9 @@ class Subject:
         cls,
         output: Any,
         *,
-        tool_calls: Sequence[ToolCallRecord] = (),
+        tool_calls: Sequence[ToolCall] = (),
         duration_ms: float = 0,
-        usage: dict[str, Any] | None = None,
+        usage: Usage | None = None,
         input: Any = None,
     ) -> Subject:
         """A subject for ``output``, its text derived with ``output_text``."""
@@ -80,7 +80,7 @@ class Subject:
             text=output_text(output),
             tool_calls=list(tool_calls),
             duration_ms=duration_ms,
-            usage=normalize_usage(usage),
+            usage=usage or Usage(),
             input=input,
         )
 
@@ -148,7 +148,7 @@ def output_under_test(trace: Trace) -> Any:
     return " ".join(_tool_summary(call) for call in trace.tool_calls)
 
 
-def _tool_summary(call: ToolCallRecord) -> str:
+def _tool_summary(call: ToolCall) -> str:
     """``[tool: action]``, ``[tool: success|failed|error]`` or ``[tool]`` for one call."""
     if call.error:
         return f"[{call.tool}: error]"
@@ -487,7 +487,7 @@ def _latency(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
 @_checker("cost")
 def _cost(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """The case cost at most ``value``."""
-    cost = s.usage.get("cost")
+    cost = s.usage.cost
     if cost is None:
         return Check(False, "cost unknown: the model reported no cost", expected=a.value)
     word = "within" if cost <= a.value else "exceeds"
@@ -497,6 +497,6 @@ def _cost(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
 @_checker("tokens")
 def _tokens(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """The case used at most ``value`` tokens in total."""
-    total = normalize_usage(s.usage)["total_tokens"]
+    total = s.usage.total_tokens
     word = "within" if total <= a.value else "exceeds"
     return Check(total <= a.value, f"{total} tokens {word} {a.value}", a.value, total)

@@ -17,7 +17,7 @@ from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern, pattern_problem
 
 if TYPE_CHECKING:
-    from agentcli.eval.results.model import ToolCallRecord
+    from agentcli.assistant.request import ToolCall
 
 __all__ = [
     "compile_path",
@@ -223,7 +223,7 @@ def lookup_path(output: Any, path: str) -> tuple[bool, Any]:
     return True, matches[0] if len(matches) == 1 else matches
 
 
-def tool_name_matches(record: ToolCallRecord, name: str) -> bool:
+def tool_name_matches(record: ToolCall, name: str) -> bool:
     """Exact bare or ``<server>__<tool>`` name, or a ``__``-bounded suffix; never a substring."""
     if not name:
         return False

@@ -1,8 +1,11 @@
-"""Report writers (one per format, chosen by extension) and the results reader.
+"""Report writers (one per format, chosen by extension); the results reader is
+``eval/results/reader.py`` (re-exported here).
 
-Every writer follows the same streaming protocol: ``open(header, kept)`` once (``kept``:
-results an earlier run finished, for ``--resume``), ``add(result)`` as each case finishes,
-``close(summary, stability_results)`` at the end, or ``abandon()`` after a failure. The JSON
+Every writer follows the same streaming protocol, fed the typed values of
+``eval/results/model.py``: ``open(header, kept)`` once (a ``RunHeader``; ``kept``: the
+``CaseResult``s an earlier run finished, for ``--resume``), ``add(result)`` as each case
+finishes, ``close(summary, stability_results)`` at the end (a ``RunSummary`` and, under
+``--runs``, the stability results as JSON objects), or ``abandon()`` after a failure. The JSON
 Lines writer puts each result on disk at once; the other formats buffer and write at close,
 so ``agent eval`` streams their results to a JSON Lines file beside them as well
 (``report.html`` -> ``report.html.jsonl``): a report that cannot be written loses nothing.
@@ -15,15 +18,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.errors import ConfigError
+from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary
+from agentcli.eval.results.reader import LoadedReport, read_results
 from agentcli.secrets import redact_data
 
 from ._files import check_target, probe_writable
+from ._redact import redacted
 from .html import HtmlWriter
 from .json_report import JsonWriter
 from .jsonl import JsonlWriter
 from .junit import JunitWriter
 from .markdown import MarkdownWriter
-from .reader import LoadedReport, read_results
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -46,18 +51,15 @@ class ReportWriter(Protocol):
         """The files the writer replaces, each with its format check (``recognises``)."""
         ...
 
-    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
-        """Start the report; ``header`` is ``{"type": "header", environment, metadata, ...}``,
-        ``kept`` the finished results of an earlier run (``--resume``)."""
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
+        """Start the report; ``kept`` are the finished results of an earlier run (``--resume``)."""
         ...
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: CaseResult) -> None:
         """Record one finished case (or one run of it)."""
         ...
 
-    def close(
-        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
-    ) -> None:
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Finish the report with the summary and, under ``--runs``, the stability results."""
         ...
 
@@ -105,20 +107,18 @@ class StreamedReport:
         """The report and its JSON Lines stream."""
         return [*self.final.targets(), *self.stream.targets()]
 
-    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
         """Start both; the kept results go to both."""
         kept = list(kept)
         self.final.open(header, kept)
         self.stream.open(header, kept)
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: CaseResult) -> None:
         """On disk first, then into the report's buffer."""
         self.stream.add(result)
         self.final.add(result)
 
-    def close(
-        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
-    ) -> None:
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Finish the stream (with its summary), then write the report."""
         self.stream.close(summary, stability_results)
         self.final.close(summary, stability_results)
@@ -160,19 +160,17 @@ class RedactingWriter:
         """The files the writer replaces."""
         return self.inner.targets()
 
-    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
         """Start the report."""
-        self.inner.open(redact_data(header), (redact_data(result) for result in kept))
+        self.inner.open(redacted(header), (redacted(result) for result in kept))
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: CaseResult) -> None:
         """Record one result."""
-        self.inner.add(redact_data(result))
+        self.inner.add(redacted(result))
 
-    def close(
-        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
-    ) -> None:
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Finish the report."""
-        self.inner.close(redact_data(summary), redact_data(stability_results))
+        self.inner.close(redacted(summary), redact_data(stability_results))
 
     def abandon(self) -> None:
         """Stop after a failure."""

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentcli.eval.results.codec import finished_header
+from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
+
 from ._files import atomic_write_text, scrub_surrogates
-from ._view import build_report
 
 
 class BufferedWriter:
@@ -18,8 +20,8 @@ class BufferedWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.saved = "the file was left as it was"  # what the close error says is safe
-        self._header: dict[str, Any] = {}
-        self._results: list[dict[str, Any]] = []
+        self._header = RunHeader()
+        self._results: list[CaseResult] = []
 
     @staticmethod
     def recognises(head: str) -> bool:
@@ -30,30 +32,30 @@ class BufferedWriter:
         """The files this writer replaces, each with its format check."""
         return [(self.path, self.recognises)]
 
-    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
         """Remember the header and the results kept from an earlier run."""
         self._header = header
         self._results = list(kept)
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: CaseResult) -> None:
         """Buffer one finished case."""
         self._results.append(result)
 
-    def close(
-        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
-    ) -> None:
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Render the whole report and replace the file in one rename."""
-        report = build_report(self._header, self._results, summary, stability_results)
+        report = RunReport(
+            finished_header(self._header), self._results, summary, stability_results or []
+        )
         atomic_write_text(self.path, self.text(report), errors=self.errors, saved=self.saved)
 
     def abandon(self) -> None:
         """Drop the buffered results (the run failed before it could write them)."""
         self._results = []
 
-    def text(self, report: dict[str, Any]) -> str:
+    def text(self, report: RunReport) -> str:
         """The document as it goes to disk: a lone surrogate becomes U+FFFD."""
         return scrub_surrogates(self.render(report))
 
-    def render(self, report: dict[str, Any]) -> str:
+    def render(self, report: RunReport) -> str:
         """The document text of ``report``; each format overrides this."""
         raise NotImplementedError

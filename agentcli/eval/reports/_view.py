@@ -1,18 +1,17 @@
-"""Shared, format-neutral helpers for report writers: key order, text forms, figures.
+"""Shared, format-neutral helpers for report writers: text forms, figures, accessors.
 
-Writers work on plain dicts in the report shape (ours, or Yao's as read back by
-``reader.py``), so every accessor here tolerates missing and unknown keys.
+Writers render the typed values of ``eval/results/model.py`` (ours, or Yao's as read by
+the codec); stability results are JSON objects (ours or Yao's), normalised here.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from agentcli.eval.results.model import STATUSES
+from agentcli.eval.results.codec import finite, to_json
+from agentcli.eval.results.model import CaseResult, RunSummary, ToolCall
 from agentcli.eval.stats.stability import classify
 
 STATUS_ICONS = {
@@ -35,91 +34,6 @@ SUMMARY_KEYS = (
     "connector",
     "pass_rate",
 )
-ENVIRONMENT_KEYS = ("user_id", "team_id", "locale")
-METADATA_KEYS = ("started_at", "completed_at", "version", "input_file", "options")
-RESULT_KEYS = (
-    "id",
-    "status",
-    "input",
-    "output",
-    "expected",
-    "duration_ms",
-    "error",
-    "assertions",
-    "trace",
-    "metadata",
-    "run",
-    "turns",
-    "checkpoints",
-    "attempts",
-)
-STABILITY_KEYS = (
-    "id",
-    "runs",
-    "passed",
-    "pass_rate",
-    "pass_hat_k",
-    "pass_at_k",
-    "ci_low",
-    "ci_high",
-    "stability",
-    "duration",
-)
-
-
-def ordered(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    """``data`` with ``keys`` first (in that order), then its other keys as they came."""
-    out = {key: data[key] for key in keys if key in data}
-    out.update((key, value) for key, value in data.items() if key not in out)
-    return out
-
-
-def _json_fallback(value: Any) -> Any:
-    """Serialise what json cannot (sets, paths, objects) instead of losing the whole report."""
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return str(value)
-
-
-# Characters str.splitlines() treats as line breaks although JSON leaves them raw; escaped
-# so that no reader splitting on them can cut a JSON Lines record in two.
-_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def to_json(value: Any, *, indent: int | None = None) -> str:
-    """JSON text: UTF-8 friendly (no ASCII escapes), never failing on odd values."""
-    separators = None if indent else (",", ":")
-    text = json.dumps(
-        value, ensure_ascii=False, indent=indent, separators=separators, default=_json_fallback
-    )
-    return text.translate(_LINE_BREAKS)
-
-
-def build_report(
-    header: dict[str, Any],
-    results: list[dict[str, Any]],
-    summary: dict[str, Any],
-    stability_results: list[dict[str, Any]] | None,
-) -> dict[str, Any]:
-    """The one report object (Yao's shape, stable key order) from the streamed parts."""
-    report: dict[str, Any] = {
-        "summary": ordered(summary, SUMMARY_KEYS),
-        "environment": ordered(header.get("environment") or {}, ENVIRONMENT_KEYS),
-        "results": [ordered(result, RESULT_KEYS) for result in results],
-    }
-    if stability_results:
-        report["stability_results"] = [ordered(s, STABILITY_KEYS) for s in stability_results]
-    metadata = dict(header.get("metadata") or {})
-    if not metadata.get("completed_at"):
-        # The header was written at the start; the run ends now, when the report is built.
-        metadata["completed_at"] = datetime.now().astimezone().isoformat()
-    report["metadata"] = ordered(metadata, METADATA_KEYS)
-    report.update(
-        (key, value)
-        for key, value in header.items()
-        if key not in report and key not in ("type", "environment", "metadata")
-    )
-    return report
 
 
 # -- text forms ---------------------------------------------------------------------------
@@ -190,78 +104,20 @@ def format_percent(value: float | None) -> str:
 # -- accessors ------------------------------------------------------------------------------
 
 
-def status_of(result: dict[str, Any]) -> str:
-    """The result's status, ``error`` when missing or unknown."""
-    status = result.get("status")
-    return status if status in STATUSES else "error"
-
-
-def tool_calls_of(result: dict[str, Any]) -> list[dict[str, Any]]:
+def tool_calls_of(result: CaseResult) -> list[ToolCall]:
     """The tool calls of a result's trace."""
-    trace = result.get("trace")
-    calls = trace.get("tool_calls") if isinstance(trace, dict) else None
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+    return result.trace.tool_calls if result.trace is not None else []
 
 
-def usage_of(result: dict[str, Any]) -> dict[str, Any]:
-    """The trace's usage dict, empty when absent."""
-    trace = result.get("trace")
-    usage = trace.get("usage") if isinstance(trace, dict) else None
-    return usage if isinstance(usage, dict) else {}
-
-
-def assertions_of(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The result's assertion records."""
-    items = result.get("assertions")
-    return [a for a in items if isinstance(a, dict)] if isinstance(items, list) else []
-
-
-def turns_of(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Dynamic turns: ours at top level, Yao's under ``metadata.turns``."""
-    turns = result.get("turns")
-    if turns is None and isinstance(result.get("metadata"), dict):
-        turns = result["metadata"].get("turns")
-    return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
-
-
-def reached_of(turn: dict[str, Any]) -> list[str]:
-    """The checkpoint ids a turn reached (a hand-edited file may hold anything there)."""
-    listed = turn.get("checkpoints_reached")
-    return [str(c) for c in listed] if isinstance(listed, list) else []
-
-
-def checkpoints_of(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Checkpoint states as a list: ours is a list, Yao's a map keyed by id."""
-    points = result.get("checkpoints")
-    if points is None and isinstance(result.get("metadata"), dict):
-        points = result["metadata"].get("checkpoints")
-    if isinstance(points, dict):
-        return [{"id": key, **value} for key, value in points.items() if isinstance(value, dict)]
-    return [p for p in points if isinstance(p, dict)] if isinstance(points, list) else []
-
-
-def failure_message(result: dict[str, Any]) -> str:
+def failure_message(result: CaseResult) -> str:
     """Why a result did not pass: its error, else its failed assertions' messages."""
-    if result.get("error"):
-        return str(result["error"])
-    failed = [a for a in assertions_of(result) if not a.get("passed")]
-    messages = [str(a.get("message") or f"{a.get('type', 'assertion')} failed") for a in failed]
-    return "; ".join(messages)
+    if result.error:
+        return result.error
+    failed = [a for a in result.assertions if not a.passed]
+    return "; ".join(a.message or f"{a.type or 'assertion'} failed" for a in failed)
 
 
 # -- rates and stability -------------------------------------------------------------------
-
-
-def finite(value: Any) -> float | None:
-    """``value`` as a float when it is a real, finite number (not a bool, NaN, Infinity, or
-    an integer too big for a float); else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 _number = finite  # the figures of a report are finite numbers or unknown
@@ -282,19 +138,21 @@ def _rate_scale(values: list[float], fractions: list[float]) -> float:
     return 100.0
 
 
-def summary_pass_rate(summary: dict[str, Any]) -> float | None:
+def summary_pass_rate(summary: RunSummary) -> float | None:
     """The summary's pass rate as a percentage (0-1 fractions are scaled up)."""
-    rate = _number(summary.get("pass_rate", summary.get("overall_pass_rate")))
-    passed, total = _number(summary.get("passed")), _number(summary.get("total"))
+    rate = _number(summary.pass_rate)
     if rate is None:
-        if passed is None or not total:
+        rate = _number(summary.extra.get("overall_pass_rate"))  # Yao's name for it
+    passed, total = summary.passed, summary.total
+    if rate is None:
+        if not total:
             return None
-        ran = total - (_number(summary.get("skipped")) or 0)
+        ran = total - summary.skipped
         return passed / ran * 100 if ran else 0.0
     fractions = []
-    if passed is not None and total:
+    if total:
         fractions.append(passed / total)
-        ran = total - (_number(summary.get("skipped")) or 0)
+        ran = total - summary.skipped
         if ran:
             fractions.append(passed / ran)
     return rate * _rate_scale([rate], fractions)
@@ -337,8 +195,10 @@ def stability_view(item: dict[str, Any]) -> StabilityView:
         rate *= scale
     elif runs:
         rate = passed / runs * 100
-    durations_raw = item.get("duration") if isinstance(item.get("duration"), dict) else {}
-    durations = {k: v for k, v in durations_raw.items() if _number(v) is not None}
+    raw = item.get("duration")
+    durations = (
+        {k: v for k, v in raw.items() if _number(v) is not None} if isinstance(raw, dict) else {}
+    )
     for key, yao_key in _YAO_DURATIONS.items():
         if key not in durations and _number(item.get(yao_key)) is not None:
             durations[key] = float(item[yao_key])
@@ -375,11 +235,11 @@ def format_k(value: Any) -> str:
     return format_percent(number * 100 if number <= 1 else number)
 
 
-def runs_by_id(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def runs_by_id(results: list[CaseResult]) -> dict[str, list[CaseResult]]:
     """The per-run results of every stability case (results with a ``run``), by id: one
     pass over the results, however many cases."""
-    runs: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, list[CaseResult]] = {}
     for result in results:
-        if result.get("run") is not None:
-            runs.setdefault(str(result.get("id")), []).append(result)
+        if result.run is not None:
+            runs.setdefault(result.id, []).append(result)
     return runs

@@ -15,27 +15,37 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..results.model import STATUSES
+from agentcli.eval.results.codec import (
+    ENVIRONMENT_KEYS,
+    METADATA_KEYS,
+    ordered,
+    report_document,
+    to_json,
+    usage_dict,
+)
+from agentcli.eval.results.model import (
+    STATUSES,
+    CaseResult,
+    CheckpointState,
+    JsonObject,
+    RunReport,
+    RunSummary,
+    ToolCall,
+    Turn,
+)
+
 from ._buffered import BufferedWriter
 from ._view import (
-    SUMMARY_KEYS,
-    assertions_of,
-    checkpoints_of,
     failure_message,
     format_duration,
     format_k,
     format_percent,
     input_text,
     one_line,
-    reached_of,
     runs_by_id,
     stability_view,
-    status_of,
     summary_pass_rate,
-    to_json,
     tool_calls_of,
-    turns_of,
-    usage_of,
     value_text,
 )
 from .svg import duration_histogram, pass_rate_chart
@@ -76,9 +86,9 @@ def _card(label: str, value: str, kind: str = "") -> str:
     return f'<div class="card {kind}"><div class="label">{_e(label)}</div><div class="value">{_e(value)}</div></div>'
 
 
-def _cards(summary: dict[str, Any]) -> str:
+def _cards(summary: RunSummary) -> str:
     """Summary cards: counts, pass rate, duration and any extra (stability) figures."""
-    cards = [_card("Total", str(summary.get("total", 0)))]
+    cards = [_card("Total", str(summary.total))]
     for key, kind in (
         ("passed", "passed"),
         ("failed", "failed"),
@@ -86,15 +96,11 @@ def _cards(summary: dict[str, Any]) -> str:
         ("timeouts", "timeout"),
         ("skipped", ""),
     ):
-        cards.append(_card(key.capitalize(), str(summary.get(key, 0)), kind))
+        cards.append(_card(key.capitalize(), str(getattr(summary, key)), kind))
     cards.append(_card("Pass rate", format_percent(summary_pass_rate(summary))))
-    cards.append(_card("Duration", format_duration(summary.get("duration_ms"))))
-    for key, value in summary.items():
-        if (
-            key not in SUMMARY_KEYS
-            and isinstance(value, int | float | str)
-            and not isinstance(value, bool)
-        ):
+    cards.append(_card("Duration", format_duration(summary.duration_ms)))
+    for key, value in summary.extra.items():
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
             shown = (
                 format_percent(value)
                 if key.endswith("pass_rate") and isinstance(value, int | float)
@@ -104,7 +110,7 @@ def _cards(summary: dict[str, Any]) -> str:
     return '<section class="cards">' + "".join(cards) + "</section>"
 
 
-def _meta_list(data: dict[str, Any]) -> str:
+def _meta_list(data: JsonObject) -> str:
     """A mapping as a definition list (nested values as JSON)."""
     items = "".join(
         f"<dt>{_e(k)}</dt><dd>{_e(value_text(v, empty='-'))}</dd>" for k, v in data.items()
@@ -117,25 +123,25 @@ def _badge(status: str) -> str:
     return f'<span class="badge s-{status}">{status}</span>'
 
 
-def _case_row(index: int, result: dict[str, Any]) -> str:
+def _case_row(index: int, result: CaseResult) -> str:
     """One row of the filterable cases table."""
-    status = status_of(result)
-    checks = assertions_of(result)
-    passed = sum(1 for a in checks if a.get("passed"))
-    run = f" (run {_e(result['run'])})" if result.get("run") is not None else ""
-    preview = one_line(input_text(result.get("input")), 100)
+    status = result.status
+    checks = result.assertions
+    passed = sum(1 for a in checks if a.passed)
+    run = f" (run {_e(result.run)})" if result.run is not None else ""
+    preview = one_line(input_text(result.input), 100)
     return (
         f'<tr data-index="{index}" data-status="{status}">'
         f'<td class="num">{index + 1}</td>'
-        f'<td><a href="#case-{index}" data-open="case-{index}"><code>{_e(result.get("id", ""))}</code></a>{run}</td>'
+        f'<td><a href="#case-{index}" data-open="case-{index}"><code>{_e(result.id)}</code></a>{run}</td>'
         f"<td>{_badge(status)}</td>"
-        f'<td class="num">{format_duration(result.get("duration_ms"))}</td>'
+        f'<td class="num">{format_duration(result.duration_ms)}</td>'
         f'<td class="num">{f"{passed}/{len(checks)}" if checks else "-"}</td>'
         f'<td class="preview">{_e(preview)}</td></tr>'
     )
 
 
-def _case_table(results: list[dict[str, Any]]) -> str:
+def _case_table(results: list[CaseResult]) -> str:
     """The filterable cases table (rows carry ``data-index``/``data-status`` for the JS)."""
     head = "".join(
         f"<th>{h}</th>" for h in ("#", "ID", "Status", "Duration", "Assertions", "Input")
@@ -144,114 +150,108 @@ def _case_table(results: list[dict[str, Any]]) -> str:
     return f'<table id="case-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
-def _assertions(result: dict[str, Any]) -> str:
+def _assertions(result: CaseResult) -> str:
     """The assertion records with their messages."""
     rows = []
-    for item in assertions_of(result):
-        verdict = item.get("verdict") if isinstance(item.get("verdict"), dict) else {}
-        ok = bool(item.get("passed"))
+    for item in result.assertions:
+        ok = item.passed
         rows.append(
             [
-                f"<code>{_e(item.get('type', '?'))}</code>",
+                f"<code>{_e(item.type or '?')}</code>",
                 f'<span class="{"ok" if ok else "bad"}">{"pass" if ok else "fail"}</span>',
-                _e(item.get("message") or verdict.get("reason") or ""),
+                _e(item.message or (item.verdict or {}).get("reason") or ""),
             ]
         )
     return _table(["Type", "Result", "Message"], rows)
 
 
-def _tool_calls(calls: list[dict[str, Any]]) -> str:
+def _tool_calls(calls: list[ToolCall]) -> str:
     """Tool calls with arguments and results."""
     rows = []
     for index, call in enumerate(calls, 1):
         state = (
-            f'<span class="bad">{_e(call["error"])}</span>'
-            if call.get("error")
+            f'<span class="bad">{_e(call.error)}</span>'
+            if call.error
             else '<span class="ok">ok</span>'
         )
         rows.append(
             [
                 str(index),
-                _e(call.get("server") or "-"),
-                f"<code>{_e(call.get('tool', '?'))}</code>",
+                _e(call.server or "-"),
+                f"<code>{_e(call.tool or '?')}</code>",
                 state,
-                _pre(value_text(call.get("arguments"))),
-                _pre(value_text(call.get("result"), empty="-")),
+                _pre(value_text(call.arguments)),
+                _pre(value_text(call.result, empty="-")),
             ]
         )
     return _table(["#", "Server", "Tool", "Status", "Arguments", "Result"], rows)
 
 
-def _checkpoints(points: list[dict[str, Any]]) -> str:
+def _checkpoints(points: list[CheckpointState]) -> str:
     """Checkpoint states with judge verdicts."""
     rows = []
     for point in points:
-        judge = (
-            point.get("agent_validation") if isinstance(point.get("agent_validation"), dict) else {}
-        )
-        message = str(point.get("message") or "")
+        judge = point.agent_validation or {}
+        message = point.message or ""
         if judge.get("reason"):
             message = f"{message} (judge: {judge['reason']})".strip()
-        ok = bool(point.get("reached"))
+        ok = point.reached
         rows.append(
             [
-                f"<code>{_e(point.get('id', '?'))}</code>",
-                "yes" if point.get("required", True) else "no",
+                f"<code>{_e(point.id or '?')}</code>",
+                "yes" if point.required else "no",
                 f'<span class="{"ok" if ok else "bad"}">{"reached" if ok else "not reached"}</span>',
-                _e(point.get("reached_at_turn") or "-"),
+                _e(point.reached_at_turn or "-"),
                 _e(message),
             ]
         )
     return _table(["Checkpoint", "Required", "Reached", "Turn", "Message"], rows)
 
 
-def _transcript(turns: list[dict[str, Any]]) -> str:
+def _transcript(turns: list[Turn]) -> str:
     """A dynamic case's conversation, turn by turn."""
     items = []
     for turn in turns:
-        reached = ", ".join(reached_of(turn))
-        head = f"Turn {_e(turn.get('turn', '?'))} · {format_duration(turn.get('duration_ms'))}"
+        reached = ", ".join(turn.checkpoints_reached)
+        head = f"Turn {_e(turn.turn or '?')} · {format_duration(turn.duration_ms)}"
         if reached:
             head += f' · <span class="ok">✓ {_e(reached)}</span>'
         parts = [
             f'<div class="turn-head">{head}</div>',
-            '<div class="who">User</div>' + _pre(input_text(turn.get("input"))),
-            '<div class="who">Agent</div>' + _pre(value_text(turn.get("output"))),
+            '<div class="who">User</div>' + _pre(input_text(turn.input)),
+            '<div class="who">Agent</div>' + _pre(value_text(turn.output)),
         ]
-        response = turn.get("response") if isinstance(turn.get("response"), dict) else {}
-        calls = [c for c in response.get("tool_calls") or [] if isinstance(c, dict)]
-        if calls:
-            parts.append('<div class="who">Tool calls</div>' + _tool_calls(calls))
-        if turn.get("error"):
-            parts.append('<div class="who">Error</div>' + _pre(str(turn["error"])))
+        if turn.tool_calls:
+            parts.append('<div class="who">Tool calls</div>' + _tool_calls(turn.tool_calls))
+        if turn.error:
+            parts.append('<div class="who">Error</div>' + _pre(turn.error))
         items.append("<li>" + "".join(parts) + "</li>")
     return '<ol class="turns">' + "".join(items) + "</ol>"
 
 
-def _case_detail(index: int, result: dict[str, Any]) -> str:
+def _case_detail(index: int, result: CaseResult) -> str:
     """A collapsible section with everything about one case (open when it did not pass)."""
-    status = status_of(result)
-    run = f" run {_e(result['run'])}" if result.get("run") is not None else ""
+    status = result.status
+    run = f" run {_e(result.run)}" if result.run is not None else ""
     body = []
     if status != "passed" and failure_message(result):
         body.append(
             '<div class="error-box"><h4>Error</h4>' + _pre(failure_message(result)) + "</div>"
         )
-    body.append("<h4>Input</h4>" + _pre(input_text(result.get("input"))))
-    body.append("<h4>Output</h4>" + _pre(value_text(result.get("output"), empty="(no output)")))
-    if result.get("expected") is not None:
-        body.append("<h4>Expected</h4>" + _pre(value_text(result["expected"])))
-    if assertions_of(result):
+    body.append("<h4>Input</h4>" + _pre(input_text(result.input)))
+    body.append("<h4>Output</h4>" + _pre(value_text(result.output, empty="(no output)")))
+    if result.expected is not None:
+        body.append("<h4>Expected</h4>" + _pre(value_text(result.expected)))
+    if result.assertions:
         body.append("<h4>Assertions</h4>" + _assertions(result))
     if tool_calls_of(result):
         body.append("<h4>Tool calls</h4>" + _tool_calls(tool_calls_of(result)))
-    if checkpoints_of(result):
-        body.append("<h4>Checkpoints</h4>" + _checkpoints(checkpoints_of(result)))
-    if turns_of(result):
-        body.append("<h4>Transcript</h4>" + _transcript(turns_of(result)))
-    usage = usage_of(result)
-    if usage:
-        body.append("<h4>Usage</h4>" + _meta_list(usage))
+    if result.checkpoints:
+        body.append("<h4>Checkpoints</h4>" + _checkpoints(result.checkpoints))
+    if result.turns:
+        body.append("<h4>Transcript</h4>" + _transcript(result.turns))
+    if result.trace is not None:
+        body.append("<h4>Usage</h4>" + _meta_list(usage_dict(result.trace.usage)))
     body.append(
         f'<button type="button" class="raw-toggle" data-raw="{index}">Show raw JSON</button>'
         '<pre class="raw" hidden></pre>'
@@ -259,21 +259,18 @@ def _case_detail(index: int, result: dict[str, Any]) -> str:
     is_open = " open" if status != "passed" else ""
     return (
         f'<details class="case" id="case-{index}" data-index="{index}" data-status="{status}"{is_open}>'
-        f"<summary>{_badge(status)} <code>{_e(result.get('id', ''))}</code>{run}"
-        f'<span class="dur">{format_duration(result.get("duration_ms"))}</span></summary>'
+        f"<summary>{_badge(status)} <code>{_e(result.id)}</code>{run}"
+        f'<span class="dur">{format_duration(result.duration_ms)}</span></summary>'
         f'<div class="body">{"".join(body)}</div></details>'
     )
 
 
-def _stability(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+def _stability(items: list[JsonObject], results: list[CaseResult]) -> str:
     """Stability charts (pass rate per case, duration histogram) and table."""
     views = [stability_view(item) for item in items]
     runs = runs_by_id(results)
     durations = [
-        float(r["duration_ms"])
-        for v in views
-        for r in runs.get(v.id, [])
-        if isinstance(r.get("duration_ms"), int | float)
+        float(r.duration_ms) for v in views for r in runs.get(v.id, []) if r.duration_ms is not None
     ]
     if not durations:
         durations = [v.durations["avg"] for v in views if "avg" in v.durations]
@@ -300,24 +297,23 @@ def _stability(items: list[dict[str, Any]], results: list[dict[str, Any]]) -> st
     return f'<section id="stability"><h2>Stability</h2><div class="charts">{charts}</div>{_table(head, rows)}</section>'
 
 
-def _embedded(report: dict[str, Any]) -> str:
+def _embedded(report: RunReport) -> str:
     """The report as JSON that cannot break out of its script element."""
-    text = to_json(report)
+    text = to_json(report_document(report))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: RunReport) -> str:
     """The whole report as one self-contained HTML document."""
-    summary = report.get("summary") or {}
-    results = [r for r in report.get("results") or [] if isinstance(r, dict)]
-    stability = [s for s in report.get("stability_results") or [] if isinstance(s, dict)]
-    metadata = report.get("metadata") or {}
+    summary, results, stability = report.summary, report.results, report.stability
+    metadata = ordered(report.header.metadata, METADATA_KEYS)
+    environment = ordered(report.header.environment, ENVIRONMENT_KEYS)
     script = _asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
-    agent = str(summary.get("agent_id") or "agent")
+    agent = summary.agent_id or "agent"
     subtitle = " · ".join(
-        _e(part) for part in (agent, summary.get("connector"), metadata.get("started_at")) if part
+        _e(part) for part in (agent, summary.connector, metadata.get("started_at")) if part
     )
     options = "".join(f'<option value="{s}">{s}</option>' for s in ("all", *STATUSES))
     sections = [
@@ -337,10 +333,10 @@ def render_html(report: dict[str, Any]) -> str:
         + "".join(_case_detail(i, r) for i, r in enumerate(results))
         + "</section>"
     )
-    if report.get("environment"):
+    if environment:
         sections.append(
             '<section id="environment"><h2>Environment</h2>'
-            + _meta_list(report["environment"])
+            + _meta_list(environment)
             + "</section>"
         )
     if metadata:
@@ -368,6 +364,6 @@ class HtmlWriter(BufferedWriter):
         """True when ``head`` is the start of an HTML report of ours."""
         return head.lstrip().startswith("<!DOCTYPE html>") and "<title>Agent Eval Report" in head
 
-    def render(self, report: dict[str, Any]) -> str:
+    def render(self, report: RunReport) -> str:
         """The report as HTML."""
         return render_html(report)

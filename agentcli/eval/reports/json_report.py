@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from agentcli.eval.results.codec import report_document, to_json
+from agentcli.eval.results.model import RunReport
 
 from ._buffered import BufferedWriter
 from ._files import JSON_ERRORS
-from ._view import to_json
 
 __all__ = ["JsonWriter", "render_json"]
 
@@ -16,9 +17,9 @@ _REPORT_START = re.compile(
 )
 
 
-def render_json(report: dict[str, Any]) -> str:
+def render_json(report: RunReport) -> str:
     """The report as 2-space indented JSON with a trailing newline."""
-    return to_json(report, indent=2) + "\n"
+    return to_json(report_document(report), indent=2) + "\n"
 
 
 class JsonWriter(BufferedWriter):
@@ -31,10 +32,10 @@ class JsonWriter(BufferedWriter):
         """True when ``head`` opens a report object (ours or Yao's)."""
         return _REPORT_START.match(head) is not None
 
-    def text(self, report: dict[str, Any]) -> str:
+    def text(self, report: RunReport) -> str:
         """The JSON as it is: no character is replaced."""
         return self.render(report)
 
-    def render(self, report: dict[str, Any]) -> str:
+    def render(self, report: RunReport) -> str:
         """The report as JSON."""
         return render_json(report)

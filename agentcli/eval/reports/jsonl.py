@@ -19,9 +19,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentcli.errors import AgentCliError, ConfigError, OutputError
+from agentcli.eval.results.codec import (
+    STABILITY_KEYS,
+    header_dict,
+    ordered,
+    result_dict,
+    summary_dict,
+    to_json,
+)
+from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary
 
 from ._files import JSON_ERRORS, explain, fsync_folder, real_target, temp_beside, write_failed
-from ._view import RESULT_KEYS, STABILITY_KEYS, SUMMARY_KEYS, ordered, to_json
 
 __all__ = ["JsonlWriter"]
 
@@ -47,7 +55,7 @@ class JsonlWriter:
         """The files this writer replaces, each with its format check."""
         return [(self.path, self.recognises)]
 
-    def open(self, header: dict[str, Any], kept: Iterable[dict[str, Any]] = ()) -> None:
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
         """Put the header and the ``kept`` results in place of the file, atomically."""
         target = real_target(self.path)
         tmp = temp_beside(target)
@@ -56,11 +64,10 @@ class JsonlWriter:
             handle = tmp.open("x", encoding="utf-8", errors=JSON_ERRORS, newline="\n")
         except OSError as exc:
             raise self._cannot_start(exc) from exc
-        body = {key: value for key, value in header.items() if key != "type"}
         try:
-            handle.write(to_json({"type": "header", **body}) + "\n")
+            handle.write(to_json(_line("header", header_dict(header))) + "\n")
             for result in kept:
-                handle.write(to_json({"type": "result", **ordered(result, RESULT_KEYS)}) + "\n")
+                handle.write(to_json(_line("result", result_dict(result))) + "\n")
                 self.written += 1
             handle.flush()
             os.fsync(handle.fileno())
@@ -72,18 +79,16 @@ class JsonlWriter:
         fsync_folder(target.parent)
         self._file = handle
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: CaseResult) -> None:
         """Append one finished case and flush it to the OS."""
-        self._write({"type": "result", **ordered(result, RESULT_KEYS)})
+        self._write(_line("result", result_dict(result)))
         self.written += 1
 
-    def close(
-        self, summary: dict[str, Any], stability_results: list[dict[str, Any]] | None = None
-    ) -> None:
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Write the stability and summary lines, fsync and close the file."""
         for item in stability_results or []:
-            self._write({"type": "stability", **ordered(item, STABILITY_KEYS)})
-        self._write({"type": "summary", **ordered(summary, SUMMARY_KEYS)})
+            self._write(_line("stability", ordered(item, STABILITY_KEYS)))
+        self._write(_line("summary", summary_dict(summary)))
         handle = self._require_open()
         try:
             os.fsync(handle.fileno())
@@ -124,7 +129,7 @@ class JsonlWriter:
             raise AgentCliError(f"results writer for {self.path} is not open")
         return self._file
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def _write(self, line: JsonObject) -> None:
         """Write one line and flush, so a crash after this call keeps it."""
         handle = self._require_open()
         try:
@@ -132,6 +137,14 @@ class JsonlWriter:
             handle.flush()
         except OSError as exc:
             raise self._failed(exc) from exc
+
+
+def _line(kind: str, record: JsonObject) -> JsonObject:
+    """A JSON Lines record: ``type`` first, then the record (whose own ``type``, in a record
+    read from elsewhere, never decides the line's)."""
+    line = {"type": kind, **record}
+    line["type"] = kind
+    return line
 
 
 def _close_quietly(handle: IO[str]) -> None:

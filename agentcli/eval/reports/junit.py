@@ -6,8 +6,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from agentcli.eval.results.model import CaseResult, RunReport
+
 from ._buffered import BufferedWriter
-from ._view import assertions_of, failure_message, status_of, value_text
+from ._view import failure_message, value_text
 
 __all__ = ["JunitWriter", "render_junit"]
 
@@ -27,29 +29,29 @@ def _seconds(ms: Any) -> str:
     return f"{number / 1000:.3f}"
 
 
-def _details(result: dict[str, Any]) -> str:
+def _details(result: CaseResult) -> str:
     """The body of a failure/error element: the error and every failed assertion."""
-    lines = [str(result["error"])] if result.get("error") else []
-    for item in assertions_of(result):
-        if not item.get("passed"):
-            lines.append(f"[{item.get('type', 'assertion')}] {item.get('message') or 'failed'}")
+    lines = [result.error] if result.error else []
+    for item in result.assertions:
+        if not item.passed:
+            lines.append(f"[{item.type or 'assertion'}] {item.message or 'failed'}")
     return "\n".join(lines)
 
 
-def _testcase(result: dict[str, Any], classname: str) -> ET.Element:
+def _testcase(result: CaseResult, classname: str) -> ET.Element:
     """One ``<testcase>`` with its outcome element and the output as system-out."""
-    name = str(result.get("id", ""))
-    if result.get("run") is not None:
-        name += f" run {result['run']}"
+    name = result.id
+    if result.run is not None:
+        name += f" run {result.run}"
     case = ET.Element(
         "testcase",
         {
             "classname": _clean(classname),
             "name": _clean(name),
-            "time": _seconds(result.get("duration_ms")),
+            "time": _seconds(result.duration_ms),
         },
     )
-    status = status_of(result)
+    status = result.status
     message = _clean(failure_message(result))
     if status == "failed":
         outcome = ET.SubElement(case, "failure", {"message": message, "type": "assertion"})
@@ -59,29 +61,28 @@ def _testcase(result: dict[str, Any], classname: str) -> ET.Element:
         outcome.text = _clean(_details(result))
     elif status == "skipped":
         ET.SubElement(case, "skipped", {"message": message} if message else {})
-    if result.get("output") is not None:
-        ET.SubElement(case, "system-out").text = _clean(value_text(result["output"]))
+    if result.output is not None:
+        ET.SubElement(case, "system-out").text = _clean(value_text(result.output))
     return case
 
 
-def render_junit(report: dict[str, Any]) -> str:
+def render_junit(report: RunReport) -> str:
     """The report as a JUnit XML document (``<testsuites>`` with one ``<testsuite>``)."""
-    summary = report.get("summary") or {}
-    results = [r for r in report.get("results") or [] if isinstance(r, dict)]
-    agent = str(summary.get("agent_id") or "agent")
-    statuses = [status_of(r) for r in results]
+    summary, results = report.summary, report.results
+    agent = summary.agent_id or "agent"
+    statuses = [r.status for r in results]
     counts = {
         "tests": str(len(results)),
         "failures": str(statuses.count("failed")),
         "errors": str(statuses.count("error") + statuses.count("timeout")),
         "skipped": str(statuses.count("skipped")),
-        "time": _seconds(summary.get("duration_ms")),
+        "time": _seconds(summary.duration_ms),
     }
     # <testsuites> takes no "skipped" attribute in the schema CI dashboards validate against
     totals = {k: v for k, v in counts.items() if k != "skipped"}
     root = ET.Element("testsuites", {"name": _clean(agent), **totals})
     suite_attrs = {"name": _clean(agent), **counts}
-    started = (report.get("metadata") or {}).get("started_at")
+    started = report.header.metadata.get("started_at")
     if started:
         suite_attrs["timestamp"] = _clean(started)
     suite = ET.SubElement(root, "testsuite", suite_attrs)
@@ -98,6 +99,6 @@ class JunitWriter(BufferedWriter):
         """True when ``head`` starts a JUnit document (any tool's: it is a report too)."""
         return head.lstrip().startswith("<?xml") and "<testsuites" in head
 
-    def render(self, report: dict[str, Any]) -> str:
+    def render(self, report: RunReport) -> str:
         """The report as JUnit XML."""
         return render_junit(report)

@@ -9,21 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentcli.eval.results.model import CaseResult, CheckpointState, ToolCall, Turn
+
 from ._view import (
     STATUS_ICONS,
     StabilityView,
-    assertions_of,
-    checkpoints_of,
     failure_message,
     format_duration,
     format_k,
     format_percent,
     input_text,
-    reached_of,
-    status_of,
     tool_calls_of,
-    turns_of,
-    usage_of,
     value_text,
 )
 
@@ -98,50 +94,49 @@ def _output_block(output: Any, *, raw: bool, limit: int | None) -> str:
     return fence(value_text(output), "json", limit)
 
 
-def _assertions(result: dict[str, Any]) -> str:
+def _assertions(result: CaseResult) -> str:
     """The assertion records as a table."""
     rows = []
-    for index, item in enumerate(assertions_of(result), 1):
-        verdict = item.get("verdict") if isinstance(item.get("verdict"), dict) else {}
-        message = item.get("message") or verdict.get("reason") or ""
+    for index, item in enumerate(result.assertions, 1):
+        message = item.message or (item.verdict or {}).get("reason") or ""
         rows.append(
             [
                 str(index),
-                code(item.get("type", "?"), in_table=True),
-                "✅ pass" if item.get("passed") else "❌ fail",
+                code(item.type or "?", in_table=True),
+                "✅ pass" if item.passed else "❌ fail",
                 escape(message),
             ]
         )
     return table(["#", "Type", "Result", "Message"], rows)
 
 
-def _tool_calls(calls: list[dict[str, Any]], hashes: str, limit: int | None) -> str:
+def _tool_calls(calls: list[ToolCall], hashes: str, limit: int | None) -> str:
     """Each tool call with its status, arguments and result."""
     parts = []
     for index, call in enumerate(calls, 1):
-        name = "/".join(str(p) for p in (call.get("server"), call.get("tool")) if p)
-        status = f"error: {escape(call['error'])}" if call.get("error") else "ok"
+        name = "/".join(p for p in (call.server, call.tool) if p)
+        status = f"error: {escape(call.error)}" if call.error else "ok"
         parts.append(f"{hashes} {index}. {code(name or '?')} — {status}")
-        parts.append("Arguments:\n\n" + fence(value_text(call.get("arguments")), "json", limit))
-        if call.get("result") is not None:
-            parts.append("Result:\n\n" + fence(value_text(call.get("result")), "json", limit))
+        parts.append("Arguments:\n\n" + fence(value_text(call.arguments), "json", limit))
+        if call.result is not None:
+            parts.append("Result:\n\n" + fence(value_text(call.result), "json", limit))
     return "\n\n".join(parts)
 
 
-def _checkpoints(points: list[dict[str, Any]]) -> str:
+def _checkpoints(points: list[CheckpointState]) -> str:
     """Checkpoint states as a table, judge reasons in the message column."""
     rows = []
     for point in points:
-        judge = point.get("agent_validation")
-        message = str(point.get("message") or "")
-        if isinstance(judge, dict) and judge.get("reason"):
+        judge = point.agent_validation or {}
+        message = point.message or ""
+        if judge.get("reason"):
             message = f"{message} (judge: {judge['reason']})".strip()
-        turn = point.get("reached_at_turn")
+        turn = point.reached_at_turn
         rows.append(
             [
-                code(point.get("id", "?"), in_table=True),
-                "yes" if point.get("required", True) else "no",
-                _yes(point.get("reached")),
+                code(point.id or "?", in_table=True),
+                "yes" if point.required else "no",
+                _yes(point.reached),
                 "-" if turn in (None, 0) else str(turn),
                 escape(message),
             ]
@@ -149,79 +144,75 @@ def _checkpoints(points: list[dict[str, Any]]) -> str:
     return table(["Checkpoint", "Required", "Reached", "Turn", "Message"], rows)
 
 
-def _transcript(turns: list[dict[str, Any]], hashes: str, limit: int | None) -> str:
+def _transcript(turns: list[Turn], hashes: str, limit: int | None) -> str:
     """The conversation of a dynamic case, turn by turn."""
     parts = []
     for turn in turns:
-        reached = reached_of(turn)
-        title = (
-            f"{hashes} Turn {turn.get('turn', '?')} ({format_duration(turn.get('duration_ms'))})"
-        )
+        reached = turn.checkpoints_reached
+        title = f"{hashes} Turn {turn.turn or '?'} ({format_duration(turn.duration_ms)})"
         if reached:
             title += " — ✓ " + ", ".join(code(c) for c in reached)
         parts.append(title)
-        parts.append("**User**\n\n" + fence(input_text(turn.get("input")), "text", limit))
-        parts.append("**Agent**\n\n" + fence(value_text(turn.get("output")), "text", limit))
-        response = turn.get("response") if isinstance(turn.get("response"), dict) else {}
-        for call in response.get("tool_calls") or []:
-            if isinstance(call, dict):
-                state = f"error: {escape(call['error'])}" if call.get("error") else "ok"
-                args = value_text(call.get("arguments"))
-                parts.append(f"- tool {code(call.get('tool', '?'))} {code(args)} → {state}")
-        if turn.get("error"):
-            parts.append("**Error**\n\n" + fence(str(turn["error"]), "text"))
+        parts.append("**User**\n\n" + fence(input_text(turn.input), "text", limit))
+        parts.append("**Agent**\n\n" + fence(value_text(turn.output), "text", limit))
+        for call in turn.tool_calls:
+            state = f"error: {escape(call.error)}" if call.error else "ok"
+            args = value_text(call.arguments)
+            parts.append(f"- tool {code(call.tool or '?')} {code(args)} → {state}")
+        if turn.error:
+            parts.append("**Error**\n\n" + fence(turn.error, "text"))
     return "\n\n".join(parts)
 
 
-def _usage_line(result: dict[str, Any]) -> str | None:
+def _usage_line(result: CaseResult) -> str | None:
     """Token and cost figures, when the trace has any."""
-    usage = usage_of(result)
-    if not any(usage.get(k) for k in ("input_tokens", "output_tokens", "total_tokens", "cost")):
+    if result.trace is None:
+        return None
+    usage = result.trace.usage
+    cost = usage.cost
+    if not (usage.input_tokens or usage.output_tokens or usage.total_tokens or cost):
         return None
     line = (
-        f"**Tokens**: {usage.get('input_tokens', 0)} in / {usage.get('output_tokens', 0)} out"
-        f" / {usage.get('total_tokens', 0)} total"
+        f"**Tokens**: {usage.input_tokens} in / {usage.output_tokens} out"
+        f" / {usage.total_tokens} total"
     )
-    cost = usage.get("cost")
-    if isinstance(cost, int | float) and not isinstance(cost, bool):
+    if cost is not None:
         line += " · **Cost**: $" + f"{cost:.6f}".rstrip("0").rstrip(".")
     return line
 
 
 def case_markdown(
-    result: dict[str, Any], level: int = 1, *, raw_output: bool = False, limit: int | None = None
+    result: CaseResult, level: int = 1, *, raw_output: bool = False, limit: int | None = None
 ) -> str:
     """A case as Markdown: status, error, input, output, assertions, tools, checkpoints, turns."""
     head, sub, subsub = "#" * level, "#" * (level + 1), "#" * (level + 2)
-    status = status_of(result)
-    title = f"{head} {STATUS_ICONS[status]} {code(result.get('id', ''))}"
-    if result.get("run") is not None:
-        title += f" — run {result['run']}"
+    status = result.status
+    title = f"{head} {STATUS_ICONS[status]} {code(result.id)}"
+    if result.run is not None:
+        title += f" — run {result.run}"
     facts = [
         f"**Status**: {status.upper()}",
-        f"**Duration**: {format_duration(result.get('duration_ms'))}",
+        f"**Duration**: {format_duration(result.duration_ms)}",
     ]
-    if result.get("attempts") not in (None, 1):
-        facts.append(f"**Attempts**: {result['attempts']}")
+    if result.attempts not in (None, 1):
+        facts.append(f"**Attempts**: {result.attempts}")
     usage = _usage_line(result)
     parts = [title, " · ".join(facts) + (f"\n\n{usage}" if usage else "")]
-    if result.get("error"):
-        parts += [f"{sub} Error", fence(str(result["error"]), "text")]
-    parts += [f"{sub} Input", fence(input_text(result.get("input")), "text", limit)]
-    parts += [f"{sub} Output", _output_block(result.get("output"), raw=raw_output, limit=limit)]
-    if result.get("expected") is not None:
-        parts += [f"{sub} Expected", fence(value_text(result["expected"]), "json", limit)]
-    if assertions_of(result):
+    if result.error:
+        parts += [f"{sub} Error", fence(result.error, "text")]
+    parts += [f"{sub} Input", fence(input_text(result.input), "text", limit)]
+    parts += [f"{sub} Output", _output_block(result.output, raw=raw_output, limit=limit)]
+    if result.expected is not None:
+        parts += [f"{sub} Expected", fence(value_text(result.expected), "json", limit)]
+    if result.assertions:
         parts += [f"{sub} Assertions", _assertions(result)]
     calls = tool_calls_of(result)
     if calls:
         parts += [f"{sub} Tool Calls", _tool_calls(calls, subsub, limit)]
-    points = checkpoints_of(result)
-    if points:
-        parts += [f"{sub} Checkpoints", _checkpoints(points)]
-    turns = turns_of(result)
-    if turns:
-        parts += [f"{sub} Transcript", _transcript(turns, subsub, limit)]
+    if result.checkpoints:
+        parts += [f"{sub} Checkpoints", _checkpoints(result.checkpoints)]
+    if result.turns:
+        parts += [f"{sub} Transcript", _transcript(result.turns, subsub, limit)]
     return "\n\n".join(parts) + "\n"
 
 
@@ -248,7 +239,7 @@ def stability_rows(view: StabilityView) -> list[list[str]]:
 
 
 def stability_markdown(
-    view: StabilityView, runs: list[dict[str, Any]], level: int = 1, *, limit: int | None = None
+    view: StabilityView, runs: list[CaseResult], level: int = 1, *, limit: int | None = None
 ) -> str:
     """A stability case: figures, a runs table, then every run's own details."""
     head, sub = "#" * level, "#" * (level + 1)
@@ -257,13 +248,13 @@ def stability_markdown(
         f"{head} {icon} {code(view.id)} — stability",
         table(["Figure", "Value"], stability_rows(view)),
     ]
-    details = runs or view.run_details
+    details = runs or [CaseResult.from_dict(detail) for detail in view.run_details]
     if details:
         rows = [
             [
-                str(run.get("run", index)),
-                f"{STATUS_ICONS[status_of(run)]} {status_of(run)}",
-                format_duration(run.get("duration_ms")),
+                str(index if run.run is None else run.run),
+                f"{STATUS_ICONS[run.status]} {run.status}",
+                format_duration(run.duration_ms),
                 escape(failure_message(run)),
             ]
             for index, run in enumerate(details, 1)

@@ -34,8 +34,6 @@ from agentcli.eval.reports._view import (
     format_percent,
     runs_by_id,
     stability_view,
-    status_of,
-    to_json,
 )
 from agentcli.eval.reports.markdown_case import (
     STABILITY_ICONS,
@@ -45,7 +43,9 @@ from agentcli.eval.reports.markdown_case import (
     stability_markdown,
     table,
 )
-from agentcli.eval.reports.reader import read_results
+from agentcli.eval.results.codec import result_dict, to_json
+from agentcli.eval.results.model import RunSummary
+from agentcli.eval.results.reader import read_results
 
 __all__ = ["FORMATS", "extract", "safe_file_stem"]
 
@@ -126,16 +126,15 @@ def _write(path: Path, text: str, written: list[Path], *, as_json: bool = False)
 
 
 def _index(
-    source: Path, rows: list[list[str]], summary: dict[str, Any] | None, warnings: list[str]
+    source: Path, rows: list[list[str]], summary: RunSummary | None, warnings: list[str]
 ) -> str:
     """The index document linking every extracted file."""
     parts = ["# Extracted cases", f"Source: {code(str(source))}"]
     parts += [f"> ⚠️ {escape(warning)}" for warning in warnings]
-    if summary:
+    if summary is not None:
         counts = ", ".join(
-            f"{summary[k]} {k}"
+            f"{getattr(summary, k)} {k}"
             for k in ("total", "passed", "failed", "errors", "timeouts", "skipped")
-            if isinstance(summary.get(k), int)
         )
         parts.append(escape(counts))
     parts.append(table(["ID", "Status", "Duration", "File"], rows) if rows else "_No cases._")
@@ -176,23 +175,21 @@ def extract(
     written: list[Path] = []
     rows: list[list[str]] = []
     for result in loaded.results:
-        if str(result.get("id")) in stable_ids and result.get("run") is not None:
+        if result.id in stable_ids and result.run is not None:
             continue  # written inside its stability file
-        raw_id = result.get("id", "")
-        label = raw_id if result.get("run") is None else f"{raw_id}-run-{result['run']}"
+        label = result.id if result.run is None else f"{result.id}-run-{result.run}"
         target = names.path_for(label, suffix)
         body = (
-            to_json(result, indent=2) + "\n"
+            to_json(result_dict(result), indent=2) + "\n"
             if fmt == "json"
             else case_markdown(result, raw_output=True)
         )
         _write(target, body, written, as_json=fmt == "json")
-        status = status_of(result)
         rows.append(
             [
                 code(label, in_table=True),
-                f"{STATUS_ICONS[status]} {status}",
-                format_duration(result.get("duration_ms")),
+                f"{STATUS_ICONS[result.status]} {result.status}",
+                format_duration(result.duration_ms),
                 _link(target),
             ]
         )
@@ -202,7 +199,8 @@ def extract(
         runs = runs_of.get(view.id, [])
         target = names.path_for(view.id, suffix)
         if fmt == "json":
-            body = to_json({"stability": item, "runs": runs}, indent=2) + "\n"
+            record = {"stability": item, "runs": [result_dict(run) for run in runs]}
+            body = to_json(record, indent=2) + "\n"
         else:
             body = stability_markdown(view, runs)
         _write(target, body, written, as_json=fmt == "json")

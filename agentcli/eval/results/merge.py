@@ -5,8 +5,9 @@ Policy:
 - Header and environment come from the first input; ``metadata.merged_from`` lists the
   inputs, ``started_at`` is the earliest and ``completed_at`` the latest of theirs. Inputs
   naming another agent or connector than the first are reported as warnings.
-- Results keep their own content, as the reader repaired it (a field of the wrong type
-  dropped or made text, an unknown status counted as ``error``, each a warning). A result
+- Results keep their own content, written back as they were read; they count as the
+  reader typed them (a field of the wrong type ignored or read as text, an unknown status
+  counted as ``error``, each a warning). A result
   without a usable id belongs to no case: it is kept and never counts as a duplicate.
   Results are ordered by the order ids first appear across the
   inputs (in the order given), each id's runs by run index, so the same inputs in the same
@@ -25,17 +26,16 @@ Policy:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import CaseFileError, ConfigError
+from agentcli.errors import ConfigError
 from agentcli.eval.reports import LoadedReport, read_results, writer_for
-from agentcli.eval.reports.normalize import finite
-from agentcli.eval.results.model import CaseResult, summarize
+from agentcli.eval.results.codec import finite
+from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary, summarize
 from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
 
 __all__ = ["MergedReport", "exit_code_for", "merge_files", "merge_reports", "write_merged"]
@@ -45,15 +45,15 @@ __all__ = ["MergedReport", "exit_code_for", "merge_files", "merge_reports", "wri
 class MergedReport:
     """The merged report: header, ordered results, recomputed summary and stability."""
 
-    header: dict[str, Any]
-    results: list[dict[str, Any]]
-    summary: dict[str, Any]
+    header: RunHeader
+    results: list[CaseResult]
+    summary: RunSummary
     stability: list[CaseStability] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     min_pass_rate: float = 100.0
 
-    def stability_results(self) -> list[dict[str, Any]]:
+    def stability_results(self) -> list[JsonObject]:
         """The stability results in report form."""
         return [stats.to_dict() for stats in self.stability]
 
@@ -63,7 +63,7 @@ class MergedReport:
 
 
 def exit_code_for(
-    summary: dict[str, Any], stability: Iterable[CaseStability], min_pass_rate: float = 100.0
+    summary: RunSummary, stability: Iterable[CaseStability], min_pass_rate: float = 100.0
 ) -> int:
     """0 when everything passed; 1 when a case failed, errored or timed out.
 
@@ -73,8 +73,7 @@ def exit_code_for(
     stats = list(stability)
     if stats:
         return 0 if all(case.meets(min_pass_rate) for case in stats) else 1
-    bad = sum(int(summary.get(key) or 0) for key in ("failed", "errors", "timeouts"))
-    return 1 if bad else 0
+    return 1 if summary.failed or summary.errors or summary.timeouts else 0
 
 
 def merge_files(
@@ -107,14 +106,14 @@ def merge_reports(
     warnings = [warning for report in loaded for warning in report.warnings]
     agent_id, connector = _identity(loaded, names, warnings)
     results = _merged_results(loaded, names, allow_duplicates, warnings)
-    cases = [_case_result(result, names[source]) for source, result in results]
+    cases = [result for _, result in results]
     walls = [_duration(report) for report in loaded]
     summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=max(walls))
-    summary["total_duration_ms"] = sum(walls)
+    summary.extra["total_duration_ms"] = sum(walls)
     stability: list[CaseStability] = []
     if any(case.run is not None for case in cases):
         stability = _stability(cases)
-        summary.update(stability_summary(stability, min_pass_rate=min_pass_rate))
+        summary.extra.update(stability_summary(stability, min_pass_rate=min_pass_rate))
     else:
         warnings += [
             f"{name}: {len(report.stability_results)} stability result(s) without per-run "
@@ -124,7 +123,7 @@ def merge_reports(
         ]
     return MergedReport(
         header=_header(loaded, names),
-        results=[result for _, result in results],
+        results=cases,
         summary=summary,
         stability=stability,
         sources=names,
@@ -162,21 +161,21 @@ def _identity(
 
 def _field(report: LoadedReport, key: str) -> str:
     """``key`` from the input's summary, else from its header."""
-    value = (report.summary or {}).get(key) or report.header.get(key)
+    value = (getattr(report.summary, key) if report.summary else "") or report.header.extra.get(key)
     return str(value) if value else ""
 
 
 def _merged_results(
     loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
-) -> list[tuple[int, dict[str, Any]]]:
+) -> list[tuple[int, CaseResult]]:
     """``(input index, result)`` pairs, de-duplicated and in the documented order."""
-    kept: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
+    kept: dict[tuple[Any, ...], tuple[int, CaseResult]] = {}
     first_seen: dict[Any, int] = {}
     for source, report in enumerate(loaded):
         for position, result in enumerate(report.results):
             # The reader gives every result a str id ("" when it had none) and a whole-number
             # run or none. A result without an id is no case's: kept, never a duplicate.
-            case_id, run = result["id"], result.get("run")
+            case_id, run = result.id, result.run
             slot: Any = case_id or ("no id", source, position)
             first_seen.setdefault(slot, len(first_seen))
             key = (slot, run)
@@ -198,14 +197,6 @@ def _merged_results(
     return [kept[key] for key in order]
 
 
-def _case_result(result: dict[str, Any], source: str) -> CaseResult:
-    """A result dict as a CaseResult; an unknown status is an error naming the file."""
-    try:
-        return CaseResult.from_dict(result)
-    except (TypeError, ValueError) as exc:
-        raise CaseFileError(f"{source}: result {result.get('id')!r}: {exc}") from None
-
-
 def _stability(cases: list[CaseResult]) -> list[CaseStability]:
     """Per-case stability figures, cases in the results' order."""
     runs: dict[str, list[CaseResult]] = {}
@@ -216,32 +207,30 @@ def _stability(cases: list[CaseResult]) -> list[CaseStability]:
 
 def _duration(report: LoadedReport) -> int:
     """The input's wall time: its summary's, else the sum of its results' durations."""
-    duration = finite((report.summary or {}).get("duration_ms"))
+    duration = finite(report.summary.duration_ms) if report.summary else None
     if duration is not None:
         return int(duration)
-    return sum(int(finite(r.get("duration_ms")) or 0) for r in report.results)
+    return sum(int(r.duration_ms or 0) for r in report.results)
 
 
-def _header(loaded: Sequence[LoadedReport], names: list[str]) -> dict[str, Any]:
-    """The first input's header; metadata spans every input and lists them."""
-    header = copy.deepcopy(loaded[0].header)
-    metadata = header.get("metadata")
-    metadata = dict(metadata) if isinstance(metadata, dict) else {}
+def _header(loaded: Sequence[LoadedReport], names: list[str]) -> RunHeader:
+    """The first input's header (a new one: the file's is not edited); metadata spans
+    every input and lists them."""
+    first = loaded[0].header
+    metadata = dict(first.metadata)
     for key, pick in (("started_at", min), ("completed_at", max)):
         value = _time_bound(loaded, key, pick)
         if value is not None:
             metadata[key] = value
     metadata["merged_from"] = names
-    header["metadata"] = metadata
-    return header
+    return RunHeader(environment=first.environment, metadata=metadata, extra=first.extra)
 
 
 def _time_bound(loaded: Sequence[LoadedReport], key: str, pick: Any) -> str | None:
     """The earliest/latest ``metadata[key]`` timestamp; ``None`` unless all parse and compare."""
     stamps: list[tuple[datetime, str]] = []
     for report in loaded:
-        metadata = report.header.get("metadata")
-        value = metadata.get(key) if isinstance(metadata, dict) else None
+        value = report.header.metadata.get(key)
         if not value:
             continue
         try:

@@ -29,7 +29,16 @@ from agentcli.eval.cases.load import CaseInfo
 from agentcli.eval.cases.model import Case, Checkpoint
 from agentcli.eval.checks.assertions import AssertionEnv, Subject, evaluate, output_under_test
 from agentcli.eval.checks.matching import extract_json, output_text
-from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import (
+    AssertionResult,
+    CaseResult,
+    CheckpointState,
+    Status,
+    ToolCall,
+    Trace,
+    Turn,
+    Usage,
+)
 from agentcli.eval.run.executor import JudgingExecutor
 from agentcli.eval.run.runner import trace_of
 from agentcli.eval.run.services import ask_helper
@@ -193,18 +202,19 @@ class _Dialogue:
         self.case = case
         self.run = run
         self.turn = 0
-        self.turns: list[dict[str, Any]] = []
-        self.points: list[dict[str, Any]] = [_initial_state(c) for c in case.checkpoints]
+        self.turns: list[Turn] = []
+        self.points = [CheckpointState(c.id, required=c.required) for c in case.checkpoints]
         self.transcript: list[dict[str, Any]] = []
-        self.calls: list[ToolCallRecord] = []
-        self.usage = {"input_tokens": 0, "output_tokens": 0, "cost": None}
+        self.calls: list[ToolCall] = []
+        self.usage = Usage()
         self.last: Trace | None = None
         self.output: Any = None
         self._clock = time.perf_counter()
+        self._open: Turn | None = None  # the turn in flight, not yet recorded
 
     # -- the loop ------------------------------------------------------------------------
 
-    async def play(self) -> tuple[str, str | None]:
+    async def play(self) -> tuple[Status, str | None]:
         """Run turns until a verdict: ``(status, error)``."""
         case = self.case
         options = self.config.request_options(case, self.run)
@@ -231,7 +241,7 @@ class _Dialogue:
             verdict = await self._agent_turn(target, turn, said, send, reasoning)
             if verdict is not None:
                 return verdict
-            if all(p["reached"] for p in self.points if p["required"]):
+            if all(p.reached for p in self.points if p.required):
                 return "passed", None
         pending = ", ".join(self._pending(required_only=True))
         return (
@@ -239,7 +249,7 @@ class _Dialogue:
             f"max turns ({case.max_turns}) reached; required checkpoints not reached: {pending}",
         )
 
-    def _goal_achieved(self, turn: int) -> tuple[str, str | None]:
+    def _goal_achieved(self, turn: int) -> tuple[Status, str | None]:
         pending = self._pending(required_only=True)
         if not pending:
             return "passed", None
@@ -259,7 +269,7 @@ class _Dialogue:
             case,
             list(self.transcript),
             turn,
-            [p["id"] for p in self.points if p["reached"]],
+            [p.id for p in self.points if p.reached],
             self._pending(required_only=False),
         )
         reply = await ask_helper(
@@ -276,10 +286,10 @@ class _Dialogue:
 
     async def _agent_turn(
         self, target: Any, turn: int, said: str, send: Any, reasoning: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[Status, str | None] | None:
         """One agent turn, recorded and checked; a verdict when the conversation must end."""
         clock = self._clock = time.perf_counter()
-        record: dict[str, Any] = {"turn": turn, "input": said}
+        record = self._open = Turn(turn=turn, input=said)
         self.turns.append(record)
         try:
             reply = await target.send(send)
@@ -289,18 +299,18 @@ class _Dialogue:
         trace = trace_of(reply)
         self._record(record, trace, clock, reasoning=reasoning)
         if reply.status in ("failed", "aborted"):
-            record["error"] = reply.error or f"turn {reply.status}"
-            return "error", f"agent error at turn {turn}: {record['error']}"
+            record.error = reply.error or f"turn {reply.status}"
+            return "error", f"agent error at turn {turn}: {record.error}"
         if reply.status == "max_steps":
-            record["error"] = "the agent hit max_steps before answering"
+            record.error = "the agent hit max_steps before answering"
             return "failed", f"agent hit max_steps at turn {turn}"
-        subject = _turn_subject(trace, said, record["duration_ms"])
-        record["checkpoints_reached"] = await self._check(turn, subject)
+        subject = _turn_subject(trace, said, record.duration_ms)
+        record.checkpoints_reached = await self._check(turn, subject)
         return None
 
     def _record(
         self,
-        record: dict[str, Any],
+        record: Turn,
         trace: Trace | None,
         clock: float,
         *,
@@ -309,31 +319,30 @@ class _Dialogue:
     ) -> None:
         """Fill a turn's record; remember what the agent said for the result and simulator."""
         output = output_under_test(trace) if trace is not None else None
-        calls = [_call_dict(c) for c in trace.tool_calls] if trace is not None else []
-        record["output"] = output
-        record["response"] = {
-            "content": trace.completion if trace is not None else "",
-            "tool_calls": calls,
-            "next": trace.next if trace is not None else None,
-        }
-        record["checkpoints_reached"] = []
-        record["duration_ms"] = round((time.perf_counter() - clock) * 1000, 3)
-        record.update({k: v for k, v in (("reasoning", reasoning), ("error", error)) if v})
+        record.output = output
+        if trace is not None:
+            record.content, record.tool_calls, record.next = (
+                trace.completion,
+                trace.tool_calls,
+                trace.next,
+            )
+        record.checkpoints_reached = []
+        record.duration_ms = round((time.perf_counter() - clock) * 1000, 3)
+        record.reasoning, record.error = reasoning, error or None
+        self._open = None
         if trace is None:
             return
         self.last, self.output = trace, output
         self.calls.extend(trace.tool_calls)
-        for key in ("input_tokens", "output_tokens"):
-            self.usage[key] += trace.usage[key]
-        if trace.usage["cost"] is not None:
-            self.usage["cost"] = (self.usage["cost"] or 0.0) + trace.usage["cost"]
+        self.usage = self.usage + trace.usage
+        calls = [_call_dict(c) for c in trace.tool_calls]
         said: dict[str, Any] = {"role": "assistant", "content": output_text(output)}
         self.transcript.append({**said, "tool_calls": calls} if calls else said)
 
     def abandon(self, error: str) -> None:
         """Close the turn that was in flight when the conversation was cut short."""
-        if self.turns and "response" not in self.turns[-1]:
-            self._record(self.turns[-1], None, self._clock, error=error)
+        if self._open is not None:
+            self._record(self._open, None, self._clock, error=error)
 
     # -- checkpoints ---------------------------------------------------------------------
 
@@ -341,34 +350,30 @@ class _Dialogue:
         """Assert the eligible pending checkpoints in declaration order; the ids reached."""
         reached: list[str] = []
         for checkpoint, state in zip(self.case.checkpoints, self.points, strict=True):
-            if state["reached"] or not self._ready(checkpoint):
+            if state.reached or not self._ready(checkpoint):
                 continue
             results = await evaluate(checkpoint.assert_, subject, self.env)
             passed = all(r.passed for r in results)
-            state["passed"] = passed
-            state["message"] = _message(results, passed)
+            state.passed = passed
+            state.message = _message(results, passed)
             judge = _judge_details(checkpoint, results, subject)
             if judge is not None:
-                state["agent_validation"] = judge
+                state.agent_validation = judge
             if passed:
-                state["reached"], state["reached_at_turn"] = True, turn
+                state.reached, state.reached_at_turn = True, turn
                 reached.append(checkpoint.id)
         return reached
 
     def _ready(self, checkpoint: Checkpoint) -> bool:
-        done = {p["id"] for p in self.points if p["reached"]}
+        done = {p.id for p in self.points if p.reached}
         return all(dep in done for dep in checkpoint.after)
 
     def _pending(self, *, required_only: bool) -> list[str]:
-        return [
-            p["id"]
-            for p in self.points
-            if not p["reached"] and (p["required"] or not required_only)
-        ]
+        return [p.id for p in self.points if not p.reached and (p.required or not required_only)]
 
     # -- the result ----------------------------------------------------------------------
 
-    def result(self, status: str, error: str | None, started: float) -> CaseResult:
+    def result(self, status: Status, error: str | None, started: float) -> CaseResult:
         """The case result with its turns and checkpoint states."""
         case = self.case
         trace = None
@@ -377,7 +382,7 @@ class _Dialogue:
                 completion=self.last.completion,
                 tool_calls=list(self.calls),
                 next=self.last.next,
-                usage=dict(self.usage),
+                usage=self.usage,
             )
         return CaseResult(
             id=case.id,
@@ -394,23 +399,12 @@ class _Dialogue:
         )
 
 
-def _call_dict(call: ToolCallRecord) -> dict[str, Any]:
+def _call_dict(call: ToolCall) -> dict[str, Any]:
     return {
         "tool": call.tool,
         "arguments": call.arguments,
         "result": call.result,
         "error": call.error,
-    }
-
-
-def _initial_state(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "id": checkpoint.id,
-        "reached": False,
-        "reached_at_turn": None,
-        "required": checkpoint.required,
-        "passed": False,
-        "message": None,
     }
 
 
@@ -436,7 +430,7 @@ def _turn_subject(trace: Trace, said: str, duration_ms: float) -> Subject:
         text=text,
         tool_calls=list(trace.tool_calls),
         duration_ms=duration_ms,
-        usage=dict(trace.usage),
+        usage=trace.usage,
         input=said,
     )
 

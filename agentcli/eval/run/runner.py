@@ -23,7 +23,7 @@ from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, Requ
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
-from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import CaseResult, Trace
 from agentcli.eval.run.executor import CaseExecutor, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
@@ -451,28 +451,18 @@ class EvalRunner:
 
 
 def trace_of(reply: Reply) -> Trace:
-    """The report trace of an assistant reply."""
+    """The report trace of an assistant reply: its tool calls and usage are the trace's
+    (the reply is the case's own; nothing else holds it)."""
     # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
     # inside itself or too deep for the writers must not cost the results file.
+    for call in reply.tool_calls:
+        call.arguments = json_safe(call.arguments)
+        call.result = json_safe(call.result)
     return Trace(
         completion=reply.text,
-        tool_calls=[
-            ToolCallRecord(
-                id=a.id,
-                server=a.server,
-                tool=a.tool,
-                arguments=json_safe(a.arguments),
-                result=json_safe(a.result),
-                error=a.error,
-            )
-            for a in reply.tool_calls
-        ],
+        tool_calls=reply.tool_calls,
         next=json_safe(reply.next),
-        usage={
-            "input_tokens": reply.usage.input_tokens,
-            "output_tokens": reply.usage.output_tokens,
-            "cost": reply.usage.cost,
-        },
+        usage=reply.usage,
         logs=json_safe(reply.trace) or None,
         sent=json_safe(reply.sent) or None,
     )

@@ -34,7 +34,7 @@ from agentcli.assistant.package import AssistantPackage, package_file
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.checks.script_assert import StopTest, T
-from agentcli.eval.results.model import CaseResult
+from agentcli.eval.results.model import CaseResult, Status
 from agentcli.eval.run.executor import elapsed_ms
 from agentcli.eval.run.services import judge_with_agent
 from agentcli.pysource import load_source_module
@@ -150,7 +150,8 @@ class ScriptExecutor:
         function = self.suite.functions[name]
         ctx = self._context(case, run)
         t = T(name, judge=self._judge_response, bridge=ctx.bridge)
-        status, error = "passed", None
+        status: Status = "passed"
+        error: str | None = None
         try:
             async with asyncio.timeout(timeout):
                 await _call(function, t, ctx)

@@ -27,7 +27,7 @@ from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import CaseResult, summary_from_counts
+from agentcli.eval.results.model import CaseResult, RunHeader, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.options import header_options
 from agentcli.eval.run.request import (
@@ -393,33 +393,27 @@ def _announce(plan: RunPlan, config: EvalConfig, request: EvalRequest, view: Eva
 
 def _open_results(plan: RunPlan, config: EvalConfig, request: EvalRequest) -> None:
     """Write the header (and the kept results) to the results file."""
-    from agentcli.eval.reports._files import same_file
-
-    input_label, writer, resumed, kept = plan.input_label, plan.writer, plan.resumed, plan.kept
+    input_label, writer, kept = plan.input_label, plan.writer, plan.kept
     started_at = datetime.now(UTC)
     locale, user_id, team_id = config.identity()
-    header = {
-        "type": "header",
-        "environment": {
+    header = RunHeader(
+        environment={
             "user_id": user_id,
             "team_id": team_id,
             "locale": locale,
             "chat_id": config.context.chat_id or None,
             "metadata": config.context.metadata or None,
         },
-        "metadata": {
+        metadata={
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
             "options": header_options(request),
         },
-    }
-    # The kept results are on disk before anything runs; resumed in place, the file gets
-    # them back as they were read (the reader's repairs are for counting and matching).
-    in_place = resumed is not None and (
-        request.output is None or same_file(request.output, request.resume)
     )
-    writer.open(header, resumed.records if in_place else kept)
+    # The kept results are on disk before anything runs, written back as they were read
+    # (the reader's repairs are for counting and matching).
+    writer.open(header, kept)
 
 
 @contextlib.contextmanager
@@ -456,9 +450,9 @@ class ResultTally:
         counts, tracker = self.counts, self.tracker
         tracked: set[tuple[str, Any]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
-            counts[previous["status"]] = counts.get(previous["status"], 0) + 1
-            key = (previous["id"], previous.get("run"))
-            if tracker is not None and previous["id"] and key not in tracked:
+            counts[previous.status] = counts.get(previous.status, 0) + 1
+            key = (previous.id, previous.run)
+            if tracker is not None and previous.id and key not in tracked:
                 tracked.add(key)  # a run kept twice counts once in its case's figures
                 tracker.add(previous)
 
@@ -469,7 +463,7 @@ class ResultTally:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
         try:
-            writer.add(result.to_dict())
+            writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
             self.write_failure = error
             self.stop_run()
@@ -571,8 +565,8 @@ class CaseRun:
         )
         stability = tracker.results() if tracker is not None else []
         if tracker is not None:
-            summary.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
-            summary["runs_per_case"] = config.runs
+            summary.extra.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+            summary.extra["runs_per_case"] = config.runs
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -636,14 +630,14 @@ def _done_cases(resumed: LoadedReport) -> frozenset[tuple[str, int | None]]:
     """The ``(id, run)`` of every kept result, which the run skips. A result without a
     usable id matches no case: it stays in the file and its case (whichever it was) runs
     again."""
-    return frozenset((r["id"], r.get("run")) for r in resumed.results if r["id"])
+    return frozenset((r.id, r.run) for r in resumed.results if r.id)
 
 
 def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
     """The reader's warnings about the resumed file, and the kept results no case matches."""
     for warning in resumed.warnings:
         view.warning(warning)
-    orphans = sum(1 for result in resumed.results if not result["id"])
+    orphans = sum(1 for result in resumed.results if not result.id)
     if orphans:
         view.warning(
             f"{orphans} kept result(s) have no usable id and match no case: "

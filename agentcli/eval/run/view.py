@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
-    from agentcli.eval.results.model import CaseResult, Trace
+    from agentcli.eval.results.model import CaseResult, RunSummary, Trace
     from agentcli.eval.stats.stability import CaseStability
 
 __all__ = ["EventType", "EvalView", "LogLevel", "RunEvent", "Stream"]
@@ -62,7 +62,7 @@ class EvalView(Protocol):
     def stability(self, stats: CaseStability) -> None:
         """Every run of one case is done (``--runs`` > 1)."""
 
-    def summary(self, summary: dict[str, Any], output_path: str | None) -> None:
+    def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The run's figures."""
 
     def output_file(self, path: str) -> None:

@@ -23,7 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.eval.results.model import CaseResult, normalize_usage
+from agentcli.eval.results.codec import usage_dict
+from agentcli.eval.results.model import CaseResult, Usage
 
 __all__ = [
     "CLASSES",
@@ -42,9 +43,6 @@ __all__ = [
 
 CLASSES = ("stable", "mostly_stable", "unstable", "highly_unstable")
 SKIPPED = "skipped"  # the label of a case none of whose runs counted
-
-RunResult = CaseResult | dict[str, Any]
-
 
 # -- estimators -----------------------------------------------------------------------------
 
@@ -136,35 +134,27 @@ def classify(pass_rate_percent: float) -> str:
 # -- one case -------------------------------------------------------------------------------
 
 
-def _run_fields(result: RunResult) -> tuple[str, str, int | None, float, dict[str, Any]]:
-    """``(id, status, run, duration_ms, usage)`` of a CaseResult or a result dict."""
-    if isinstance(result, CaseResult):
-        usage = result.trace.usage if result.trace is not None else {}
-        return result.id, result.status, result.run, result.duration_ms, usage
-    trace = result.get("trace")
-    usage = trace.get("usage") if isinstance(trace, dict) else None
-    duration = result.get("duration_ms")
-    return (
-        str(result.get("id") or ""),
-        str(result.get("status") or "error"),
-        result.get("run"),
-        duration if isinstance(duration, int | float) and not isinstance(duration, bool) else 0,
-        usage if isinstance(usage, dict) else {},
-    )
-
-
-def _total_usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Summed ``{input_tokens, output_tokens, total_tokens, cost}``; cost ``None`` if never known."""
-    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+def _total_usage(usages: Iterable[Usage]) -> Usage:
+    """The summed usage of runs; cost ``None`` if never known."""
+    total = Usage()
     costs: list[float] = []
-    for raw in usages:
-        usage = normalize_usage(raw)
-        for key in totals:
-            totals[key] += usage[key]
-        if usage["cost"] is not None:
-            costs.append(usage["cost"])
+    reported = 0
+    for usage in usages:
+        total.input_tokens += usage.input_tokens
+        total.output_tokens += usage.output_tokens
+        reported += usage.total_tokens
+        if usage.cost is not None:
+            costs.append(usage.cost)
+    if reported != total.total_tokens:
+        total.total = reported
     # 8 decimals: sub-cent prices summed in floating point would otherwise show 0.0012000000001.
-    return {**totals, "cost": round(math.fsum(costs), 8) if costs else None}
+    total.cost = round(math.fsum(costs), 8) if costs else None
+    return total
+
+
+def _usage(result: CaseResult) -> Usage:
+    """A run's usage (none without a trace)."""
+    return result.trace.usage if result.trace is not None else Usage()
 
 
 @dataclass(slots=True)
@@ -185,7 +175,7 @@ class CaseStability:
     pass_at_k: dict[int, float] = field(default_factory=dict)
     stability: str = SKIPPED
     duration: dict[str, float | None] = field(default_factory=lambda: duration_stats([]))
-    usage: dict[str, Any] = field(default_factory=lambda: _total_usage([]))
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def exact_rate(self) -> float | None:
@@ -213,17 +203,17 @@ class CaseStability:
             "errors": self.errors,
             "timeouts": self.timeouts,
             "skipped": self.skipped,
-            "usage": dict(self.usage),
+            "usage": usage_dict(self.usage),
         }
 
 
-def stability_for_case(case_id: str, runs: Iterable[RunResult]) -> CaseStability:
-    """The stability figures of one case from its run results (dicts or CaseResults)."""
+def stability_for_case(case_id: str, runs: Iterable[CaseResult]) -> CaseStability:
+    """The stability figures of one case from its run results."""
     # Every figure is order-free (counts, sorted durations, fsum of costs), so runs that
     # finished in any order give the same result.
-    fields = [_run_fields(result) for result in runs]
-    statuses = [status for _, status, _, _, _ in fields]
-    counted = [duration for _, status, _, duration, _ in fields if status != "skipped"]
+    results = list(runs)
+    statuses = [result.status for result in results]
+    counted = [r.duration_ms or 0 for r in results if r.status != "skipped"]
     n, passed = len(counted), statuses.count("passed")
     stats = CaseStability(
         id=case_id,
@@ -234,7 +224,7 @@ def stability_for_case(case_id: str, runs: Iterable[RunResult]) -> CaseStability
         timeouts=statuses.count("timeout"),
         skipped=statuses.count("skipped"),
         duration=duration_stats(counted),
-        usage=_total_usage(usage for _, _, _, _, usage in fields),
+        usage=_total_usage(_usage(result) for result in results),
     )
     if n:
         low, high = wilson_interval(passed, n)
@@ -289,7 +279,7 @@ class StabilityTracker:
             raise ValueError(f"runs must be at least 1, got {runs}")
         self.runs = runs
         self._order: dict[str, int] = {}
-        self._runs: dict[str, dict[int, RunResult]] = {}
+        self._runs: dict[str, dict[int, CaseResult]] = {}
         for case_id in case_ids:
             self.declare(case_id)
 
@@ -297,11 +287,11 @@ class StabilityTracker:
         """Fix the report position of ``case_id`` (a case generated during the run, say)."""
         self._order.setdefault(case_id, len(self._order))
 
-    def add(self, result: RunResult) -> CaseStability | None:
+    def add(self, result: CaseResult) -> CaseStability | None:
         """Record one finished run; returns the case's figures when that was its last run."""
-        case_id, _, run, _, _ = _run_fields(result)
+        case_id, run = result.id, result.run
         runs = self._runs.setdefault(case_id, {})
-        index = run if isinstance(run, int) else len(runs) + 1
+        index = run if run is not None else len(runs) + 1
         if index in runs:
             raise ValueError(f"run {index} of case {case_id!r} was recorded twice")
         runs[index] = result
@@ -320,7 +310,7 @@ class StabilityTracker:
     ) -> bool:
         """False when the case can no longer reach ``min_pass_rate`` even if every run left passes."""
         recorded = list(self._runs.get(case_id, {}).values())
-        statuses = [_run_fields(result)[1] for result in recorded]
+        statuses = [result.status for result in recorded]
         remaining = max(0, (runs_total or self.runs) - len(recorded))
         counted = len(statuses) - statuses.count("skipped") + remaining
         best_passed = statuses.count("passed") + remaining
@@ -335,7 +325,7 @@ class StabilityTracker:
         """Figures of every case with at least one run, in a deterministic order."""
         return [self.stats(case_id) for case_id in self._ids()]
 
-    def ordered_runs(self) -> list[RunResult]:
+    def ordered_runs(self) -> list[CaseResult]:
         """Every recorded run, case by case (as ``results()``), each case by run index."""
         return [
             self._runs[case_id][index]

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from agentcli.cli.views.case_blocks import DryRunLine, DynamicBlock, ResultLine, StabilityLine
 from agentcli.eval.cases.model import Case
-from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import (
+    AssertionResult,
+    CaseResult,
+    CheckpointState,
+    ToolCall,
+    Trace,
+    Turn,
+)
 from agentcli.eval.stats.stability import CaseStability
 from tests.cli.views.blocks import rendered
 from tests.eval.probe import cases
@@ -37,8 +44,8 @@ def failed_sum() -> CaseResult:
         trace=Trace(
             completion="",
             tool_calls=[
-                ToolCallRecord("c1", "probe", "add", {"a": 2}, 5),
-                ToolCallRecord("c2", None, "div", {"a": 1}, None, "division by zero"),
+                ToolCall("c1", "probe", "add", {"a": 2}, 5),
+                ToolCall("c2", "", "div", {"a": 1}, None, "division by zero"),
             ],
             retries=[{"attempt": 1, "kind": "rate_limit", "delay_s": 0.5}],
         ),
@@ -82,24 +89,23 @@ def played_order() -> CaseResult:
         duration_ms=8500,
         error="max turns (2) reached",
         turns=[
-            {
-                "turn": 1,
-                "input": "coffee",
-                "output": "hi there",
-                "response": {"tool_calls": [{"tool": "menu", "error": None}]},
-                "checkpoints_reached": ["greet"],
-            },
-            {
-                "turn": 2,
-                "input": "a latte",
-                "output": "ok",
-                "response": {"tool_calls": [{"tool": "order", "error": "sold out"}]},
-                "checkpoints_reached": [],
-            },
+            Turn(
+                turn=1,
+                input="coffee",
+                output="hi there",
+                tool_calls=[ToolCall(tool="menu")],
+                checkpoints_reached=["greet"],
+            ),
+            Turn(
+                turn=2,
+                input="a latte",
+                output="ok",
+                tool_calls=[ToolCall(tool="order", error="sold out")],
+            ),
         ],
         checkpoints=[
-            {"id": "greet", "reached": True, "required": True},
-            {"id": "size", "reached": False, "required": True, "message": "no match"},
+            CheckpointState(id="greet", reached=True, required=True),
+            CheckpointState(id="size", reached=False, required=True, message="no match"),
         ],
     )
 
@@ -130,7 +136,7 @@ def test_a_verbose_dynamic_block_shows_the_conversation_and_checkpoints():
 
 
 def test_a_single_turn_dynamic_verdict_says_turn():
-    one = CaseResult(id="order", status="passed", duration_ms=900, turns=[{"turn": 1}])
+    one = CaseResult(id="order", status="passed", duration_ms=900, turns=[Turn(turn=1)])
     assert rendered(DynamicBlock(DYNAMIC, one)).splitlines()[-1] == (
         "  └─ PASSED (1 turn, 0/2 checkpoints, 900ms)"
     )

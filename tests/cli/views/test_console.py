@@ -11,7 +11,7 @@ from rich.console import Console
 
 from agentcli.cli.views.console import ConsoleView, format_duration, preview
 from agentcli.cli.views.json_events import JsonEvents
-from agentcli.eval.results.model import AssertionResult, CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import AssertionResult, CaseResult, RunSummary, ToolCall, Trace
 from agentcli.eval.run.view import RunEvent
 from tests.eval.probe import cases
 
@@ -54,7 +54,7 @@ def render(verbose: bool = False) -> str:
                 error='expected output to contain "6"',
                 output={"sum": 5},
                 trace=Trace(
-                    completion="", tool_calls=[ToolCallRecord("c1", "probe", "add", {"a": 2}, 5)]
+                    completion="", tool_calls=[ToolCall("c1", "probe", "add", {"a": 2}, 5)]
                 ),
                 assertions=[AssertionResult("contains", False, 'expected output to contain "6"')],
             ),
@@ -71,18 +71,18 @@ def render(verbose: bool = False) -> str:
     )
     view.on_event(RunEvent("log", level="warning", message="after script failed"))
     view.summary(
-        {
-            "agent_id": "probe",
-            "connector": "scripted",
-            "total": 3,
-            "passed": 1,
-            "failed": 1,
-            "skipped": 0,
-            "errors": 0,
-            "timeouts": 1,
-            "pass_rate": 33.33,
-            "duration_ms": 91_246,
-        },
+        RunSummary(
+            agent_id="probe",
+            connector="scripted",
+            total=3,
+            passed=1,
+            failed=1,
+            skipped=0,
+            errors=0,
+            timeouts=1,
+            pass_rate=33.33,
+            duration_ms=91_246,
+        ),
         "out.jsonl",
     )
     view.banner(False)
@@ -181,7 +181,7 @@ def test_json_events_are_one_object_per_line():
             "test_result", case=case, result=CaseResult(id="a", status="passed", duration_ms=3)
         )
     )
-    events.summary({"total": 1}, "x.jsonl")
+    events.summary(RunSummary.from_dict({"total": 1}), "x.jsonl")
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lines == [
         {"type": "test_start", "id": "a", "input": "hi"},

@@ -14,7 +14,7 @@ from agentcli.cli.views.run_blocks import (
     StabilityTable,
     SummaryBlock,
 )
-from agentcli.eval.results.model import CaseResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import CaseResult, RunSummary, ToolCall, Trace
 from agentcli.secrets import refresh_secrets
 from tests.cli.views.blocks import rendered
 from tests.eval.probe import cases
@@ -51,7 +51,7 @@ SUMMARY = {
 
 
 def test_the_summary_leaves_out_zero_counts_and_ends_with_the_output():
-    assert rendered(SummaryBlock(SUMMARY, "out.jsonl")).splitlines() == [
+    assert rendered(SummaryBlock(RunSummary(**SUMMARY), "out.jsonl")).splitlines() == [
         "",
         RULE1,
         "  Summary",
@@ -101,7 +101,7 @@ def test_the_stability_table_lists_the_figures_and_the_cases_below_the_rate():
 
 
 def test_a_summary_of_runs_holds_the_stability_table_before_the_output():
-    summary = {**SUMMARY, **STABLE}
+    summary = RunSummary(**SUMMARY, extra=STABLE)
     lines = rendered(SummaryBlock(summary, None)).splitlines()
     assert lines[-12:-10] == ["  Duration:  1.5m", ""]
     assert lines[-10:] == rendered(StabilityTable(STABLE)).splitlines()[1:]
@@ -116,8 +116,8 @@ def test_direct_output_is_the_answer_then_the_tool_calls():
     trace = Trace(
         completion="",
         tool_calls=[
-            ToolCallRecord("c1", "probe", "add", {"a": 2}, 5),
-            ToolCallRecord("c2", None, "div", {"a": 1}, None, "division by zero"),
+            ToolCall("c1", "probe", "add", {"a": 2}, 5),
+            ToolCall("c2", "", "div", {"a": 1}, None, "division by zero"),
         ],
     )
     assert rendered(DirectOutput({"sum": 5}, trace)).splitlines() == [

@@ -17,7 +17,7 @@ from agentcli.eval.checks.assertions import (
     output_under_test,
     validate_assertion,
 )
-from agentcli.eval.results.model import AssertionResult, ToolCallRecord, Trace
+from agentcli.eval.results.model import AssertionResult, ToolCall, Trace, Usage
 
 
 async def check(
@@ -259,17 +259,15 @@ async def test_is_json_with_schema():
 # --- tools ----------------------------------------------------------------------------------
 
 CALLS = [
-    ToolCallRecord(
+    ToolCall(
         id="1",
         server="expense",
         tool="submit_expense",
         arguments={"amount": 500, "meta": {"cur": "USD", "x": 1}},
         result={"id": "E1", "message": "Expense submitted"},
     ),
-    ToolCallRecord(
-        id="2", server="web", tool="research", arguments='{"q": "latte"}', result="found 3"
-    ),
-    ToolCallRecord(id="3", server="", tool="lookup", arguments={}, error="timeout"),
+    ToolCall(id="2", server="web", tool="research", arguments='{"q": "latte"}', result="found 3"),
+    ToolCall(id="3", server="", tool="lookup", arguments={}, error="timeout"),
 ]
 
 
@@ -349,8 +347,8 @@ async def test_tool_result_error_and_not_called():
 
 async def test_tool_result_any_successful_call_counts():
     calls = [
-        ToolCallRecord(tool="fetch", error="502"),
-        ToolCallRecord(tool="fetch", result={"ok": True}),
+        ToolCall(tool="fetch", error="502"),
+        ToolCall(tool="fetch", result={"ok": True}),
     ]
     assert (
         await check(
@@ -370,18 +368,18 @@ async def test_latency():
 
 
 async def test_cost():
-    assert (await check("cost", "x", value=0.01, usage={"cost": 0.004})).passed
-    bad = await check("cost", "x", value=0.01, usage={"cost": 0.02})
+    assert (await check("cost", "x", value=0.01, usage=Usage(cost=0.004))).passed
+    bad = await check("cost", "x", value=0.01, usage=Usage(cost=0.02))
     assert not bad.passed and bad.message == "cost 0.02 exceeds 0.01"
-    unknown = await check("cost", "x", value=0.01, usage={})
+    unknown = await check("cost", "x", value=0.01, usage=Usage())
     assert not unknown.passed and unknown.message == "cost unknown: the model reported no cost"
 
 
 async def test_tokens():
     assert (
-        await check("tokens", "x", value=100, usage={"input_tokens": 60, "output_tokens": 40})
+        await check("tokens", "x", value=100, usage=Usage(input_tokens=60, output_tokens=40))
     ).passed
-    bad = await check("tokens", "x", value=100, usage={"input_tokens": 60, "output_tokens": 41})
+    bad = await check("tokens", "x", value=100, usage=Usage(input_tokens=60, output_tokens=41))
     assert not bad.passed and bad.message == "101 tokens exceeds 100"
 
 
@@ -596,25 +594,25 @@ def test_every_documented_type_is_registered():
 
 
 def test_output_under_test_priority():
-    calls = [ToolCallRecord(tool="setup", result={"message": "Setup complete"})]
+    calls = [ToolCall(tool="setup", result={"message": "Setup complete"})]
     assert output_under_test(Trace(completion="text", next={"a": 1}, tool_calls=calls)) == {"a": 1}
     assert output_under_test(Trace(completion="text", tool_calls=calls)) == "text"
     assert output_under_test(Trace(tool_calls=calls)) == "Setup complete"
     summary = [
-        ToolCallRecord(tool="a", result={"action": "created"}),
-        ToolCallRecord(tool="b", result={"success": False}),
-        ToolCallRecord(tool="c", error="x"),
-        ToolCallRecord(tool="d", result="plain"),
+        ToolCall(tool="a", result={"action": "created"}),
+        ToolCall(tool="b", result={"success": False}),
+        ToolCall(tool="c", error="x"),
+        ToolCall(tool="d", result="plain"),
     ]
     assert output_under_test(Trace(tool_calls=summary)) == "[a: created] [b: failed] [c: error] [d]"
     assert output_under_test(Trace()) is None
 
 
 def test_subject_from_trace():
-    trace = Trace(completion="Hi", usage={"input_tokens": 2, "output_tokens": 3}, tool_calls=CALLS)
+    trace = Trace(completion="Hi", usage=Usage(input_tokens=2, output_tokens=3), tool_calls=CALLS)
     subject = Subject.from_trace(trace, duration_ms=12, input="hello")
     assert subject.output == "Hi" and subject.text == "Hi"
-    assert subject.usage["total_tokens"] == 5 and subject.duration_ms == 12
+    assert subject.usage.total_tokens == 5 and subject.duration_ms == 12
     assert subject.tool_calls == CALLS and subject.input == "hello"
 
 

@@ -15,7 +15,7 @@ from agentcli.eval.checks.matching import (
     regex_problems,
     tool_name_matches,
 )
-from agentcli.eval.results.model import ToolCallRecord
+from agentcli.eval.results.model import ToolCall
 
 
 def test_output_text_keeps_unicode_and_does_not_html_escape():
@@ -143,20 +143,20 @@ def test_lookup_path_on_objects_and_text():
 @pytest.mark.parametrize(
     ("record", "name", "ok"),
     [
-        (ToolCallRecord(tool="search"), "search", True),
-        (ToolCallRecord(tool="research"), "search", False),
-        (ToolCallRecord(tool="web_search"), "search", False),
-        (ToolCallRecord(server="web", tool="search"), "web__search", True),
-        (ToolCallRecord(server="agents.expense.tools", tool="setup"), "setup", True),
+        (ToolCall(tool="search"), "search", True),
+        (ToolCall(tool="research"), "search", False),
+        (ToolCall(tool="web_search"), "search", False),
+        (ToolCall(server="web", tool="search"), "web__search", True),
+        (ToolCall(server="agents.expense.tools", tool="setup"), "setup", True),
         (
-            ToolCallRecord(server="agents.expense.tools", tool="setup"),
+            ToolCall(server="agents.expense.tools", tool="setup"),
             "agents_expense_tools__setup",
             True,
         ),
-        (ToolCallRecord(tool="expense__submit"), "submit", True),
-        (ToolCallRecord(tool="expense__resubmit"), "submit", False),
-        (ToolCallRecord(server="web", tool="search"), "web", False),
-        (ToolCallRecord(tool="search"), "", False),
+        (ToolCall(tool="expense__submit"), "submit", True),
+        (ToolCall(tool="expense__resubmit"), "submit", False),
+        (ToolCall(server="web", tool="search"), "web", False),
+        (ToolCall(tool="search"), "", False),
     ],
 )
 def test_tool_name_matches_never_by_loose_substring(record, name, ok):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.eval.reports import writer_for
+from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, Status
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -41,32 +42,31 @@ document.getElementById("r").addEventListener("load", function () {
 
 def sample_report(path: Path) -> None:
     writer = writer_for(path)
-    writer.open({"type": "header", "environment": {}, "metadata": {"version": "test"}})
-    statuses = ["passed", "failed", "passed", "error", "failed"]
+    writer.open(RunHeader(environment={}, metadata={"version": "test"}))
+    statuses: list[Status] = ["passed", "failed", "passed", "error", "failed"]
     for run, status in enumerate(statuses, start=1):
         writer.add(
-            {
-                "id": "<script>alert(1)</script>" if run == 2 else "case-a",
-                "status": status,
-                "input": "hi",
-                "output": "hello",
-                "duration_ms": 10.0 * run,
-                "assertions": [],
-                "run": run,
-            }
+            CaseResult(
+                id="<script>alert(1)</script>" if run == 2 else "case-a",
+                status=status,
+                input="hi",
+                output="hello",
+                duration_ms=10.0 * run,
+                run=run,
+            )
         )
-    summary = {
-        "total": 5,
-        "passed": 2,
-        "failed": 2,
-        "skipped": 0,
-        "errors": 1,
-        "timeouts": 0,
-        "duration_ms": 150,
-        "agent_id": "probe",
-        "connector": "scripted",
-        "pass_rate": 40.0,
-    }
+    summary = RunSummary(
+        total=5,
+        passed=2,
+        failed=2,
+        skipped=0,
+        errors=1,
+        timeouts=0,
+        duration_ms=150,
+        agent_id="probe",
+        connector="scripted",
+        pass_rate=40.0,
+    )
     stability = [
         {
             "id": "case-a",

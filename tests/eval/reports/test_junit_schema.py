@@ -7,18 +7,22 @@ from pathlib import Path
 import xmlschema
 
 from agentcli.eval.reports.junit import render_junit
+from agentcli.eval.results.model import RunReport
+from agentcli.eval.results.reader import read_document
 
 SCHEMA = xmlschema.XMLSchema(
     Path(__file__).resolve().parents[3] / "fixtures" / "schemas" / "junit.xsd"
 )
 
 
-def report(results: list[dict]) -> dict:
-    return {
-        "summary": {"agent_id": "probe", "duration_ms": 1234.5},
-        "metadata": {"started_at": "2026-11-30T10:00:00+00:00"},
-        "results": results,
-    }
+def report(results: list[dict]) -> RunReport:
+    return read_document(
+        {
+            "summary": {"agent_id": "probe", "duration_ms": 1234.5},
+            "metadata": {"started_at": "2026-11-30T10:00:00+00:00"},
+            "results": results,
+        }
+    ).report()
 
 
 def test_every_status_validates():

@@ -6,6 +6,7 @@ import base64
 import copy
 import hashlib
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -22,6 +23,8 @@ from agentcli.eval.reports.json_report import JsonWriter
 from agentcli.eval.reports.jsonl import JsonlWriter
 from agentcli.eval.reports.junit import JunitWriter
 from agentcli.eval.reports.markdown import MarkdownWriter
+from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary
+from agentcli.eval.results.reader import read_document
 
 EVIL_ID = "<script>alert(1)</script>"
 UNICODE_ID = "報告-✓-café"
@@ -184,35 +187,39 @@ def sample_results() -> list[dict[str, Any]]:
     ]
 
 
-def sample_header() -> dict[str, Any]:
-    return {
-        "type": "header",
-        "environment": {"user_id": "u1", "team_id": "t1", "locale": "en-us"},
-        "metadata": {
-            "started_at": "2025-01-02T03:04:05+00:00",
-            "version": "0.1.0",
-            "input_file": "/work/tests/inputs.jsonl",
-            "options": {"parallel": 1, "runs": 1},
-        },
-    }
+def sample_header() -> RunHeader:
+    return RunHeader.from_dict(
+        {
+            "type": "header",
+            "environment": {"user_id": "u1", "team_id": "t1", "locale": "en-us"},
+            "metadata": {
+                "started_at": "2025-01-02T03:04:05+00:00",
+                "version": "0.1.0",
+                "input_file": "/work/tests/inputs.jsonl",
+                "options": {"parallel": 1, "runs": 1},
+            },
+        }
+    )
 
 
-def sample_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+def sample_summary(results: list[dict[str, Any]]) -> RunSummary:
     statuses = [r["status"] for r in results]
     ran = len(results) - statuses.count("skipped")
-    return {
-        # deliberately first: writers must put the keys in Yao's order
-        "pass_rate": round(statuses.count("passed") / ran * 100, 2) if ran else 0.0,
-        "total": len(results),
-        "passed": statuses.count("passed"),
-        "failed": statuses.count("failed"),
-        "skipped": statuses.count("skipped"),
-        "errors": statuses.count("error"),
-        "timeouts": statuses.count("timeout"),
-        "duration_ms": 40000,
-        "agent_id": "tests.expense",
-        "connector": "scripted",
-    }
+    return RunSummary.from_dict(
+        {
+            # deliberately first: writers must put the keys in Yao's order
+            "pass_rate": round(statuses.count("passed") / ran * 100, 2) if ran else 0.0,
+            "total": len(results),
+            "passed": statuses.count("passed"),
+            "failed": statuses.count("failed"),
+            "skipped": statuses.count("skipped"),
+            "errors": statuses.count("error"),
+            "timeouts": statuses.count("timeout"),
+            "duration_ms": 40000,
+            "agent_id": "tests.expense",
+            "connector": "scripted",
+        }
+    )
 
 
 def stability_results_and_runs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -274,7 +281,7 @@ def write_report(
     """Drive a writer through the streaming protocol."""
     writer.open(sample_header())
     for result in results:
-        writer.add(copy.deepcopy(result))
+        writer.add(CaseResult.from_dict(copy.deepcopy(result)))
     writer.close(sample_summary(results), stability)
     return writer.path
 
@@ -348,17 +355,17 @@ def test_jsonl_round_trips_through_the_reader(tmp_path: Path) -> None:
     loaded = read_results(path)
     assert loaded.format == "jsonl"
     assert loaded.warnings == []
-    assert loaded.results == runs
+    assert [r.to_dict() for r in loaded.results] == runs
     assert loaded.stability_results == stability
-    assert loaded.summary is not None and loaded.summary["total"] == len(runs)
-    assert loaded.header["metadata"]["version"] == "0.1.0"
-    assert "type" not in loaded.header
+    assert loaded.summary is not None and loaded.summary.total == len(runs)
+    assert loaded.header.metadata["version"] == "0.1.0"
+    assert "type" not in loaded.header.to_dict()
 
 
 def test_jsonl_result_is_on_disk_before_close(tmp_path: Path) -> None:
     writer = JsonlWriter(tmp_path / "live.jsonl")
     writer.open(sample_header())
-    writer.add(sample_results()[0])
+    writer.add(CaseResult.from_dict(sample_results()[0]))
     lines = (tmp_path / "live.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["header", "result"]
 
@@ -368,10 +375,10 @@ def test_interrupted_jsonl_run_keeps_every_finished_case(tmp_path: Path) -> None
     writer = JsonlWriter(tmp_path / "killed.jsonl")
     writer.open(sample_header())
     for result in results:
-        writer.add(result)
+        writer.add(CaseResult.from_dict(result))
     # Simulated crash: close() is never called.
     loaded = read_results(tmp_path / "killed.jsonl")
-    assert [r["id"] for r in loaded.results] == [r["id"] for r in results]
+    assert [r.id for r in loaded.results] == [r["id"] for r in results]
     assert loaded.summary is None
     assert any("did not finish" in w for w in loaded.warnings)
 
@@ -385,7 +392,7 @@ def test_truncated_last_line_is_dropped_with_a_warning(tmp_path: Path) -> None:
         "\n".join(lines[:-2]) + "\n" + lines[-2][: len(lines[-2]) // 2], encoding="utf-8"
     )
     loaded = read_results(path)
-    assert [r["id"] for r in loaded.results] == [r["id"] for r in results[:-1]]
+    assert [r.id for r in loaded.results] == [r["id"] for r in results[:-1]]
     assert any(f"{path}:{len(lines) - 1}:" in w and "truncated" in w for w in loaded.warnings)
 
 
@@ -459,15 +466,15 @@ def test_json_report_with_stability_and_read_back(tmp_path: Path) -> None:
     assert list(report["stability_results"][0])[:4] == ["id", "runs", "passed", "pass_rate"]
     loaded = read_results(path)
     assert loaded.format == "report"
-    assert loaded.results == runs
+    assert [r.to_dict() for r in loaded.results] == runs
     assert loaded.stability_results == stability
-    assert loaded.header["environment"]["team_id"] == "t1"
+    assert loaded.header.environment["team_id"] == "t1"
 
 
 def test_buffered_writers_write_atomically_at_close(tmp_path: Path) -> None:
     writer = JsonWriter(tmp_path / "out.json")
     writer.open(sample_header())
-    writer.add(sample_results()[0])
+    writer.add(CaseResult.from_dict(sample_results()[0]))
     assert not (tmp_path / "out.json").exists()
     writer.close(sample_summary([]), None)
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temp file left behind
@@ -557,9 +564,9 @@ def test_yao_single_json_report_in_a_jsonl_file_is_detected(tmp_path: Path) -> N
     path.write_text(json.dumps(yao_report(), indent=2) + "\n", encoding="utf-8")
     loaded = read_results(path)
     assert loaded.format == "report"
-    assert [r["id"] for r in loaded.results] == ["T001", "dyn/1"]
-    assert loaded.summary is not None and loaded.summary["agent_id"] == "expense"
-    assert loaded.header["environment"]["locale"] == "en-us"
+    assert [r.id for r in loaded.results] == ["T001", "dyn/1"]
+    assert loaded.summary is not None and loaded.summary.agent_id == "expense"
+    assert loaded.header.environment["locale"] == "en-us"
     assert loaded.stability_results == []
 
 
@@ -583,9 +590,9 @@ def test_yao_stability_report_reads_and_renders(tmp_path: Path) -> None:
     from agentcli.eval.reports.html import render_html
     from agentcli.eval.reports.markdown import render_markdown
 
-    markdown = render_markdown(report)
+    markdown = render_markdown(loaded.report())
     assert "| `T1` | 3/4 | 75.0% |" in markdown and "unstable" in markdown
-    page = render_html(report)
+    page = render_html(loaded.report())
     assert page.count("<svg") == 2  # pass-rate bars and the duration histogram
 
 
@@ -833,7 +840,7 @@ def test_rates_given_as_fractions_render_as_percentages() -> None:
             {"id": "one-in-100", "runs": 100, "passed": 1, "pass_rate": 1.0},
         ],
     }
-    text = render_markdown(report)
+    text = render_markdown(read_document(report).report())
     assert "| Pass Rate | 50.0% |" in text
     assert "| `zero` | 0/3 | 0.0% | 0.0% – 56.0% | 🔴 highly_unstable |" in text
     assert "| `all` | 3/3 | 100.0% | - | ✅ stable |" in text
@@ -858,18 +865,24 @@ def test_reader_repairs_wrong_types_and_names_each_line(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(HOSTILE_LINES, encoding="utf-8")
     loaded = read_results(path)
-    assert loaded.header == {"environment": {}, "metadata": {}}
+    assert (loaded.header.environment, loaded.header.metadata) == ({}, {})
     first, no_id, number_id = loaded.results
-    assert first["status"] == "error"  # an unknown status never counts as a pass
-    assert "duration_ms" not in first and "run" not in first and "metadata" not in first
-    assert first["error"] == '{"why":1}'  # text kept as its JSON, nothing said is lost
-    assert first["assertions"] == [{"type": "5", "passed": False}]
-    assert first["trace"]["tool_calls"] == [{"tool": '["t"]', "server": None, "error": "3"}]
-    assert first["trace"]["usage"] == {}  # "9" is text, Infinity not finite: both unknown
-    assert (no_id["id"], no_id["status"]) == ("", "error")
-    assert number_id["id"] == "" and number_id["output"] != number_id["output"]  # NaN kept as data
-    assert loaded.summary == {"total": 3}
-    assert loaded.records[1] == {"status": ["passed"]}  # the records as read, for --resume
+    assert first.status == "error"  # an unknown status never counts as a pass
+    assert first.duration_ms is None and first.run is None and first.metadata == {}
+    assert first.error == '{"why":1}'  # text kept as its JSON, nothing said is lost
+    assert [(a.type, a.passed, a.message) for a in first.assertions] == [("5", False, "")]
+    assert first.trace is not None
+    assert [(c.tool, c.server, c.error) for c in first.trace.tool_calls] == [('["t"]', "", "3")]
+    # "9" is text, Infinity not finite: both unknown
+    assert (first.trace.usage.input_tokens, first.trace.usage.cost) == (0, None)
+    assert (no_id.id, no_id.status) == ("", "error")
+    assert number_id.id == "" and number_id.output != number_id.output  # NaN kept as data
+    summary = loaded.summary
+    assert summary is not None and summary.total == 3
+    assert (summary.duration_ms, summary.pass_rate, summary.agent_id) == (None, None, "")
+    # written back as read, for --resume: nothing is lost
+    assert no_id.to_dict() == {"status": ["passed"]}
+    assert first.to_dict()["trace"]["usage"] == {"cost": math.inf, "input_tokens": "9"}
     warned = "\n".join(loaded.warnings)
     for line, what in [(1, "header: environment"), (2, "result 's': status is \"PASSED\""),
                        (3, "result: id is missing"), (4, "result: id is 5"), (5, "summary: duration_ms")]:  # fmt: skip
@@ -882,8 +895,8 @@ def test_every_writer_renders_a_repaired_hostile_file(tmp_path: Path, ext: str) 
     path.write_text(HOSTILE_LINES, encoding="utf-8")
     loaded = read_results(path)
     writer = writer_for(tmp_path / f"report{ext}")
-    writer.open({"type": "header", **loaded.header}, loaded.results)
-    writer.close(loaded.summary or {}, loaded.stability_results or None)
+    writer.open(loaded.header, loaded.results)
+    writer.close(loaded.report().summary, loaded.stability_results or None)
     assert (tmp_path / f"report{ext}").stat().st_size > 0
 
 
@@ -893,10 +906,10 @@ def test_json_report_sections_that_are_not_objects_become_empty(tmp_path: Path) 
               "results": [{"id": "a", "status": "passed"}, 1], "stability_results": [{"id": 1, "runs": 1e999}]}  # fmt: skip
     path.write_text(json.dumps(report), encoding="utf-8")
     loaded = read_results(path)
-    assert loaded.header == {"environment": {}, "metadata": {}}
+    assert (loaded.header.environment, loaded.header.metadata) == ({}, {})
     assert loaded.summary is None
     assert loaded.stability_results == [{"id": "1"}]
-    assert [r["id"] for r in loaded.results] == ["a"]
+    assert [r.id for r in loaded.results] == ["a"]
     assert any("r.json: header: environment" in w for w in loaded.warnings)
     assert any("stability_results[0]" in w for w in loaded.warnings)
 
@@ -906,7 +919,7 @@ def test_repair_warnings_are_capped(tmp_path: Path) -> None:
     rows = [json.dumps({"type": "result", "id": f"c{i}", "status": "nope"}) for i in range(50)]
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     loaded = read_results(path)
-    assert len(loaded.results) == 50 and all(r["status"] == "error" for r in loaded.results)
+    assert len(loaded.results) == 50 and all(r.status == "error" for r in loaded.results)
     repaired = [w for w in loaded.warnings if "status is" in w]
     assert len(repaired) == 20
     assert any("30 more record(s)" in w for w in loaded.warnings)

@@ -13,6 +13,7 @@ import pytest
 from agentcli.errors import CaseFileError, ConfigError
 from agentcli.eval.reports.jsonl import JsonlWriter
 from agentcli.eval.results.extract import extract, safe_file_stem
+from agentcli.eval.results.model import CaseResult, RunHeader
 from tests.eval.reports.test_reports import (
     EVIL_ID,
     UNICODE_ID,
@@ -285,8 +286,8 @@ def test_bad_format_and_missing_file_are_clear_errors(tmp_path: Path) -> None:
 
 def test_interrupted_results_still_extract(tmp_path: Path) -> None:
     writer = JsonlWriter(tmp_path / "killed.jsonl")
-    writer.open({"type": "header", "environment": {}, "metadata": {}})
+    writer.open(RunHeader())
     for result in sample_results()[:3]:
-        writer.add(result)
+        writer.add(CaseResult.from_dict(result))
     written = extract(tmp_path / "killed.jsonl", tmp_path / "out")
     assert [p.name for p in written] == ["greet.md", "refund-policy.md", "broken.md", "index.md"]

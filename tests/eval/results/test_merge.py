@@ -6,6 +6,7 @@ import copy
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from agentcli.eval.results.merge import (
     merge_reports,
     write_merged,
 )
-from agentcli.eval.results.model import CaseResult, summarize
+from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summarize
 from agentcli.eval.run.sharding import select_shard
 from agentcli.eval.stats.stability import StabilityTracker, stability_for_case, stability_summary
 
@@ -69,9 +70,9 @@ def _write_shard(
 ) -> Path:
     """Write a results file the way ``agent eval`` does, with the real JSON Lines writer."""
     writer = JsonlWriter(path)
-    writer.open(header or _header())
+    writer.open(RunHeader.from_dict(header or _header()))
     for result in results:
-        writer.add(copy.deepcopy(result))
+        writer.add(CaseResult.from_dict(copy.deepcopy(result)))
     if finish:
         objects = [CaseResult.from_dict(r) for r in results]
         summary = summarize(
@@ -115,13 +116,13 @@ def test_merging_shards_gives_the_summary_of_a_single_run(tmp_path: Path) -> Non
         connector="scripted",
         duration_ms=3000,  # shards ran side by side: wall time is the longest
     )
-    assert merged.summary == {**single, "total_duration_ms": 6000}
+    assert merged.summary.to_dict() == {**single.to_dict(), "total_duration_ms": 6000}
     assert merged.stability == []
-    assert sorted(r["id"] for r in merged.results) == sorted(r["id"] for r in everything)
+    assert sorted(r.id for r in merged.results) == sorted(r["id"] for r in everything)
     assert merged.warnings == []
     assert merged.exit_code() == 1  # failed, error and timeout among them
-    assert merged.header["metadata"]["merged_from"] == [str(p) for p in paths]
-    assert merged.header["environment"] == {"user_id": "u", "team_id": "t", "locale": "en"}
+    assert merged.header.metadata["merged_from"] == [str(p) for p in paths]
+    assert merged.header.environment == {"user_id": "u", "team_id": "t", "locale": "en"}
 
 
 def test_results_keep_their_content_and_follow_first_appearance(tmp_path: Path) -> None:
@@ -132,7 +133,7 @@ def test_results_keep_their_content_and_follow_first_appearance(tmp_path: Path) 
     a = _write_shard(tmp_path / "a.jsonl", first, duration_ms=10)
     b = _write_shard(tmp_path / "b.jsonl", second, duration_ms=20)
     merged = merge_files([a, b])
-    order = [(r["id"], r["run"]) for r in merged.results]
+    order = [(r.id, r.run) for r in merged.results]
     assert order == [
         *(("alpha", i) for i in range(1, 5)),
         *(("beta", i) for i in range(1, 5)),
@@ -140,7 +141,7 @@ def test_results_keep_their_content_and_follow_first_appearance(tmp_path: Path) 
         *(("delta", i) for i in range(1, 5)),
     ]
     by_key = {(r["id"], r["run"]): r for r in runs}
-    assert all(r == by_key[(r["id"], r["run"])] for r in merged.results)
+    assert all(r.to_dict() == by_key[(r.id, r.run)] for r in merged.results)
     # Same inputs, same order: the same report, byte for byte.
     assert merge_files([a, b]) == merged
 
@@ -158,7 +159,7 @@ def test_stability_is_recomputed_like_a_single_stability_run(tmp_path: Path) -> 
 
     tracker = StabilityTracker(ids, runs=4)  # what one `agent eval --runs 4` would compute
     for result in reversed(runs):
-        tracker.add(result)
+        tracker.add(CaseResult.from_dict(result))
     first_seen = list(dict.fromkeys(r["id"] for shard in shards for r in shard))
     expected = sorted(tracker.results(), key=lambda s: first_seen.index(s.id))
     assert merged.stability == expected
@@ -170,10 +171,10 @@ def test_stability_is_recomputed_like_a_single_stability_run(tmp_path: Path) -> 
         connector="scripted",
         duration_ms=1000,
     )
-    single.update(stability_summary(expected, min_pass_rate=75))
-    assert merged.summary == {**single, "total_duration_ms": 1500}
-    assert merged.summary["total_runs"] == 16 and merged.summary["stable"] == 1
-    assert merged.summary["cases_below_threshold"] == ["gamma"]
+    single.extra.update(stability_summary(expected, min_pass_rate=75))
+    assert merged.summary.to_dict() == {**single.to_dict(), "total_duration_ms": 1500}
+    assert merged.summary.to_dict()["total_runs"] == 16 and merged.summary.to_dict()["stable"] == 1
+    assert merged.summary.to_dict()["cases_below_threshold"] == ["gamma"]
     assert merged.exit_code() == 1
     assert merge_files(paths, min_pass_rate=25).exit_code() == 0
 
@@ -182,14 +183,15 @@ def test_inputs_stability_lines_are_not_trusted(tmp_path: Path) -> None:
     runs = [r for r in _stability_runs() if r["id"] == "alpha"]
     path = tmp_path / "lying.jsonl"
     writer = JsonlWriter(path)
-    writer.open(_header())
+    writer.open(RunHeader.from_dict(_header()))
     for result in runs:
-        writer.add(result)
+        writer.add(CaseResult.from_dict(result))
     lie = {"id": "alpha", "runs": 4, "passed": 4, "pass_rate": 100.0, "stability": "stable"}
-    writer.close({"total": 4, "passed": 4, "duration_ms": 7, "agent_id": "a"}, [lie])
+    summary = RunSummary.from_dict({"total": 4, "passed": 4, "duration_ms": 7, "agent_id": "a"})
+    writer.close(summary, [lie])
     merged = merge_files([path])
-    assert merged.stability == [stability_for_case("alpha", runs)]
-    assert merged.summary["passed"] == 3 and merged.summary["pass_rate"] == 75.0
+    assert merged.stability == [stability_for_case("alpha", map(CaseResult.from_dict, runs))]
+    assert merged.summary.to_dict()["passed"] == 3 and merged.summary.to_dict()["pass_rate"] == 75.0
 
 
 # -- duplicates ------------------------------------------------------------------------------
@@ -231,8 +233,8 @@ def test_allow_duplicates_keeps_the_later_file(tmp_path: Path) -> None:
     )
     b = _write_shard(tmp_path / "b.jsonl", [_result("x", "passed", 9)], duration_ms=7)
     merged = merge_files([a, b], allow_duplicates=True)
-    assert [(r["id"], r["status"]) for r in merged.results] == [("x", "passed"), ("y", "passed")]
-    assert merged.summary["total"] == 2 and merged.summary["failed"] == 0
+    assert [(r.id, r.status) for r in merged.results] == [("x", "passed"), ("y", "passed")]
+    assert merged.summary.to_dict()["total"] == 2 and merged.summary.to_dict()["failed"] == 0
     assert merged.exit_code() == 0
     assert len(merged.warnings) == 1 and str(b) in merged.warnings[0]
 
@@ -250,8 +252,8 @@ def test_differing_agents_and_connectors_are_warnings(tmp_path: Path) -> None:
         connector="gpt-4o",
     )
     merged = merge_files([a, b])
-    assert merged.summary["agent_id"] == "tests.expense"
-    assert merged.summary["connector"] == "scripted"
+    assert merged.summary.to_dict()["agent_id"] == "tests.expense"
+    assert merged.summary.to_dict()["connector"] == "scripted"
     assert len(merged.warnings) == 2
     assert "'other'" in merged.warnings[0] and str(b) in merged.warnings[0]
     assert "'gpt-4o'" in merged.warnings[1]
@@ -266,8 +268,8 @@ def test_interrupted_input_counts_its_results_durations(tmp_path: Path) -> None:
         finish=False,
     )
     merged = merge_files([a, b])
-    assert merged.summary["duration_ms"] == 700
-    assert merged.summary["total_duration_ms"] == 850
+    assert merged.summary.to_dict()["duration_ms"] == 700
+    assert merged.summary.to_dict()["total_duration_ms"] == 850
     assert any("no summary line" in w for w in merged.warnings)  # the reader's warning kept
 
 
@@ -284,7 +286,7 @@ def test_metadata_spans_every_input(tmp_path: Path) -> None:
         duration_ms=1,
         header=_header("2025-01-02T04:00:00+01:00", "2025-01-02T04:20:00+01:00"),
     )
-    metadata = merge_files([a, b]).header["metadata"]
+    metadata = merge_files([a, b]).header.metadata
     assert metadata["started_at"] == "2025-01-02T04:00:00+01:00"  # 03:00:00 UTC, the earlier
     assert metadata["completed_at"] == "2025-01-02T04:20:00+01:00"  # 03:20 UTC, the later
     assert metadata["version"] == "0.1.0"
@@ -301,9 +303,9 @@ def test_bad_status_and_run_are_repaired_with_a_warning_naming_the_line(tmp_path
     ]
     bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     merged = merge_files([bad])
-    assert [(r["id"], r["status"]) for r in merged.results] == [("x", "error"), ("y", "passed")]
-    assert "run" not in merged.results[1]
-    assert merged.summary["errors"] == 1 and merged.exit_code() == 1
+    assert [(r.id, r.status) for r in merged.results] == [("x", "error"), ("y", "passed")]
+    assert merged.results[1].run is None
+    assert merged.summary.to_dict()["errors"] == 1 and merged.exit_code() == 1
     assert any(
         re.search(r"bad\.jsonl:2: result 'x': status is \"exploded\"", w) for w in merged.warnings
     )
@@ -324,9 +326,10 @@ def test_hostile_values_merge_without_crashing_or_losing_results(tmp_path: Path)
         encoding="utf-8",
     )
     merged = merge_files([bad])
-    assert [r["id"] for r in merged.results] == ["n", "", ""]  # two without ids: both kept
-    assert merged.summary["total"] == 3 and merged.summary["duration_ms"] == 0
-    assert merged.results[0]["trace"]["tool_calls"] == [] and merged.results[0]["assertions"] == []
+    assert [r.id for r in merged.results] == ["n", "", ""]  # two without ids: both kept
+    assert merged.summary.to_dict()["total"] == 3 and merged.summary.to_dict()["duration_ms"] == 0
+    first = merged.results[0]
+    assert first.trace is not None and first.trace.tool_calls == [] and first.assertions == []
     out = write_merged(merged, tmp_path / "merged.jsonl")
     assert len(read_results(out).results) == 3
 
@@ -344,7 +347,7 @@ def test_stability_results_without_runs_are_dropped_with_a_warning(tmp_path: Pat
         encoding="utf-8",
     )
     merged = merge_files([yao])
-    assert merged.stability == [] and merged.summary["total"] == 1
+    assert merged.stability == [] and merged.summary.to_dict()["total"] == 1
     assert any("cannot be recomputed" in w for w in merged.warnings)
 
 
@@ -352,7 +355,10 @@ def test_nothing_to_merge_and_unnamed_sources() -> None:
     with pytest.raises(ConfigError, match="nothing to merge"):
         merge_reports([])
     same = [
-        LoadedReport(results=[_result("x", "passed", 1)], summary={"duration_ms": 1})
+        LoadedReport(
+            results=[CaseResult.from_dict(_result("x", "passed", 1))],
+            summary=RunSummary.from_dict({"duration_ms": 1}),
+        )
         for _ in range(2)
     ]
     with pytest.raises(ConfigError, match="in both input 1 and input 2"):
@@ -382,15 +388,15 @@ def test_merged_report_is_written_in_every_format(tmp_path: Path, ext: str) -> N
         assert back.results == merged.results
         assert back.stability_results == merged.stability_results()
         assert back.summary == merged.summary
-        assert back.header["metadata"]["merged_from"] == merged.sources
+        assert back.header.metadata["merged_from"] == merged.sources
         assert back.warnings == []
         again = merge_files([path], min_pass_rate=75)  # a merged file merges to itself
-        assert again.summary == {**merged.summary, "total_duration_ms": 200}
+        assert again.summary.to_dict() == {**merged.summary.to_dict(), "total_duration_ms": 200}
         assert again.stability == merged.stability
     elif ext == ".xml":
         root = ET.parse(path).getroot()
         names = [case.attrib["name"] for case in root.iter("testcase")]
-        assert names == [f"{r['id']} run {r['run']}" for r in merged.results]
+        assert names == [f"{r.id} run {r.run}" for r in merged.results]
         assert root.attrib["tests"] == "16"
     elif ext in (".html", ".htm"):
         match = re.search(
@@ -398,7 +404,7 @@ def test_merged_report_is_written_in_every_format(tmp_path: Path, ext: str) -> N
         )
         assert match is not None
         data = json.loads(match.group(1))
-        assert data["summary"]["overall_pass_rate"] == merged.summary["overall_pass_rate"]
+        assert data["summary"]["overall_pass_rate"] == merged.summary.to_dict()["overall_pass_rate"]
         assert [s["id"] for s in data["stability_results"]] == [s.id for s in merged.stability]
     else:
         assert all(f"`{case_id}`" in text for case_id in ids)
@@ -414,17 +420,22 @@ def test_write_merged_refuses_an_unknown_extension(tmp_path: Path) -> None:
 
 
 def test_exit_code_rules() -> None:
-    ok = {"total": 3, "passed": 3, "failed": 0, "errors": 0, "timeouts": 0}
+    ok = RunSummary(total=3, passed=3)
     assert exit_code_for(ok, []) == 0
     for key in ("failed", "errors", "timeouts"):
-        assert exit_code_for({**ok, key: 1}, []) == 1
-    assert exit_code_for({"total": 1, "skipped": 1}, []) == 0
+        assert exit_code_for(replace(ok, **{key: 1}), []) == 1
+    assert exit_code_for(RunSummary(total=1, skipped=1), []) == 0
     four_of_five = stability_for_case(
-        "c", [_result("c", "passed" if i < 5 else "failed", 1, run=i) for i in range(1, 6)]
+        "c",
+        [
+            CaseResult.from_dict(_result("c", "passed" if i < 5 else "failed", 1, run=i))
+            for i in range(1, 6)
+        ],
     )
+    failed = replace(ok, failed=1)
     # Under stability runs the per-case threshold decides, not the failed run.
-    assert exit_code_for({**ok, "failed": 1}, [four_of_five]) == 1
-    assert exit_code_for({**ok, "failed": 1}, [four_of_five], 80.0) == 0
-    assert exit_code_for({**ok, "failed": 1}, [four_of_five], 80.01) == 1
-    all_skipped = stability_for_case("s", [_result("s", "skipped", 1, run=1)])
+    assert exit_code_for(failed, [four_of_five]) == 1
+    assert exit_code_for(failed, [four_of_five], 80.0) == 0
+    assert exit_code_for(failed, [four_of_five], 80.01) == 1
+    all_skipped = stability_for_case("s", [CaseResult.from_dict(_result("s", "skipped", 1, run=1))])
     assert exit_code_for(ok, [all_skipped]) == 0

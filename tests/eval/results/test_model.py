@@ -6,12 +6,15 @@ import json
 
 import pytest
 
+from agentcli.eval.results.codec import read_result, usage_dict
 from agentcli.eval.results.model import (
     AssertionResult,
     CaseResult,
-    ToolCallRecord,
+    CheckpointState,
+    ToolCall,
     Trace,
-    normalize_usage,
+    Turn,
+    Usage,
     summarize,
 )
 
@@ -45,24 +48,24 @@ def full_result() -> CaseResult:
         trace=Trace(
             completion='{"intent": "weather"}',
             tool_calls=[
-                ToolCallRecord(
+                ToolCall(
                     id="call_1",
                     server="expense",
                     tool="submit",
                     arguments={"amount": 5},
                     result={"id": "E1"},
                 ),
-                ToolCallRecord(id="call_2", tool="lookup", error="boom"),
+                ToolCall(id="call_2", tool="lookup", error="boom"),
             ],
             next={"data": 1},
-            usage={"input_tokens": 10, "output_tokens": 5, "cost": 0.002},
+            usage=Usage(input_tokens=10, output_tokens=5, cost=0.002),
             messages=[{"role": "assistant", "content": "hi"}],
             logs=[{"label": "step", "status": "done"}],
         ),
         metadata={"mode": "standard"},
         run=2,
-        turns=[{"turn": 1, "input": "hi"}],
-        checkpoints=[{"id": "greeting", "reached": True}],
+        turns=[Turn(turn=1, input="hi")],
+        checkpoints=[CheckpointState(id="greeting", reached=True)],
         attempts=2,
     )
 
@@ -135,13 +138,15 @@ def test_round_trip_through_json_is_lossless():
 
 
 def test_usage_gets_total_tokens():
-    assert normalize_usage({"input_tokens": 3, "output_tokens": 4}) == {
+    usage = Trace.from_dict({"usage": {"input_tokens": 3, "output_tokens": 4}}).usage
+    assert usage_dict(usage) == {
         "input_tokens": 3,
         "output_tokens": 4,
         "total_tokens": 7,
         "cost": None,
     }
-    assert normalize_usage({"total_tokens": 9})["total_tokens"] == 9
+    assert Trace.from_dict({"usage": {"total_tokens": 9}}).usage.total_tokens == 9
+    assert usage_dict(Usage(1, 2) + Usage(total=9)).get("total_tokens") == 12
 
 
 def test_unknown_status_is_rejected():
@@ -184,7 +189,7 @@ def statuses(*names: str) -> list[CaseResult]:
 def test_summary_excludes_skipped_from_pass_rate():
     results = statuses("passed", "passed", "failed", "skipped", "skipped", "error", "timeout")
     summary = summarize(results, agent_id="expense", connector="scripted", duration_ms=4200)
-    assert summary == {
+    assert summary.to_dict() == {
         "total": 7,
         "passed": 2,
         "failed": 1,
@@ -196,7 +201,7 @@ def test_summary_excludes_skipped_from_pass_rate():
         "connector": "scripted",
         "pass_rate": 40.0,
     }
-    assert list(summary) == [
+    assert list(summary.to_dict()) == [
         "total",
         "passed",
         "failed",
@@ -214,11 +219,46 @@ def test_summary_pass_rate_rounds_to_two_decimals():
     summary = summarize(
         statuses("passed", "failed", "failed"), agent_id="a", connector="c", duration_ms=0
     )
-    assert summary["pass_rate"] == 33.33
+    assert summary.pass_rate == 33.33
 
 
 @pytest.mark.parametrize("names", [(), ("skipped", "skipped")])
 def test_summary_with_nothing_run_has_zero_pass_rate(names):
     summary = summarize(statuses(*names), agent_id="a", connector="c", duration_ms=0)
-    assert summary["pass_rate"] == 0.0
-    assert summary["total"] == len(names)
+    assert summary.pass_rate == 0.0
+    assert summary.total == len(names)
+
+
+def test_unknown_fields_are_kept_and_written_back_after_the_known_ones():
+    data = {
+        "id": "T1",
+        "status": "passed",
+        "input": "hi",
+        "output": "hello",
+        "duration_ms": 3,
+        "assertions": [{"type": "contains", "passed": True, "message": "", "score": 0.9}],
+        "trace": {
+            "completion": "hello",
+            "tool_calls": [],
+            "next": None,
+            "usage": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3, "cost": None},
+            "model": "m-1",
+        },
+        "from_a_newer_release": {"x": [1]},
+    }
+    result = CaseResult.from_dict(data)
+    assert result.source is None  # the typed value says everything the record said
+    assert result.extra == {"from_a_newer_release": {"x": [1]}}
+    assert result.trace is not None and result.trace.extra == {"model": "m-1"}
+    assert result.assertions[0].extra == {"score": 0.9}
+    assert result.to_dict() == data and list(result.to_dict()) == list(data)
+
+
+def test_a_record_the_typed_value_cannot_reproduce_is_written_back_as_read():
+    yao = {"id": "T1", "status": "passed", "trace": {"completion": {"content": "Hi"}}}
+    result, notes = read_result(yao)
+    assert notes == [] and result.trace is not None and result.trace.completion == "Hi"
+    assert result.to_dict() is yao
+    wrong, notes = read_result({"id": "T2", "status": "passed", "run": "one"})
+    assert wrong.run is None and notes == ['run is "one" (not a whole number >= 1: ignored)']
+    assert wrong.to_dict() == {"id": "T2", "status": "passed", "run": "one"}

@@ -66,7 +66,18 @@ async def play(*objects: dict[str, Any], **config: Any) -> list[CaseResult]:
 
 
 def points(result: CaseResult) -> dict[str, dict[str, Any]]:
-    return {p["id"]: p for p in result.checkpoints or []}
+    """The checkpoint states as the results file has them, by id."""
+    return {p["id"]: p for p in result.to_dict().get("checkpoints") or []}
+
+
+def turns(result: CaseResult) -> list[dict[str, Any]]:
+    """The turns as the results file has them."""
+    return result.to_dict().get("turns") or []
+
+
+def checkpoints(result: CaseResult) -> list[dict[str, Any]]:
+    """The checkpoint states as the results file has them."""
+    return result.to_dict().get("checkpoints") or []
 
 
 # --- the simulator's answer ---------------------------------------------------------------
@@ -145,8 +156,8 @@ def test_simulator_request_shape():
 async def test_a_coffee_order_passes_with_turns_and_checkpoints_in_the_report():
     (result,) = await play(dynamic())
     assert result.status == "passed", result.error
-    assert [t["turn"] for t in result.turns] == [1, 2, 3]
-    first = result.turns[0]
+    assert [t["turn"] for t in turns(result)] == [1, 2, 3]
+    first = turns(result)[0]
     assert list(first) == [
         "turn",
         "input",
@@ -157,14 +168,14 @@ async def test_a_coffee_order_passes_with_turns_and_checkpoints_in_the_report():
     ]
     assert first["input"] == "I want to order coffee"
     assert first["response"] == {"content": first["output"], "tool_calls": [], "next": None}
-    assert [t["checkpoints_reached"] for t in result.turns] == [
+    assert [t["checkpoints_reached"] for t in turns(result)] == [
         ["greeting"],
         ["ask_size"],
         ["confirm"],
     ]
-    assert result.turns[1]["input"] == "A latte please"
-    assert [p["id"] for p in result.checkpoints] == ["greeting", "ask_size", "confirm"]
-    assert list(result.checkpoints[0]) == [
+    assert turns(result)[1]["input"] == "A latte please"
+    assert [p["id"] for p in checkpoints(result)] == ["greeting", "ask_size", "confirm"]
+    assert list(checkpoints(result)[0]) == [
         "id",
         "reached",
         "reached_at_turn",
@@ -172,10 +183,10 @@ async def test_a_coffee_order_passes_with_turns_and_checkpoints_in_the_report():
         "passed",
         "message",
     ]
-    assert [p["reached_at_turn"] for p in result.checkpoints] == [1, 2, 3]
-    assert result.output == result.turns[-1]["output"]
-    assert result.trace is not None and result.trace.usage["total_tokens"] > 0
-    assert result.to_dict()["turns"] == result.turns
+    assert [p["reached_at_turn"] for p in checkpoints(result)] == [1, 2, 3]
+    assert result.output == turns(result)[-1]["output"]
+    assert result.trace is not None and result.trace.usage.total_tokens > 0
+    assert CaseResult.from_dict(result.to_dict()).turns == result.turns
 
 
 async def test_a_dependency_reached_in_the_same_turn_counts_in_declaration_order():
@@ -189,7 +200,7 @@ async def test_a_dependency_reached_in_the_same_turn_counts_in_declaration_order
     ]
     (result,) = await play(dynamic(checkpoints=both))
     assert result.status == "passed"
-    assert result.turns[0]["checkpoints_reached"] == ["greeting", "welcome"]
+    assert turns(result)[0]["checkpoints_reached"] == ["greeting", "welcome"]
     assert len(result.turns) == 1
     # declared before its dependency, it can only be checked on a later turn
     reversed_order = [
@@ -251,7 +262,7 @@ async def test_max_turns_exceeded_fails_naming_the_missing_checkpoints():
 async def test_the_simulator_may_answer_fenced_prose_or_plain_text(style):
     (result,) = await play(dynamic(sim={"style": style}))
     assert result.status == "passed", result.error
-    assert result.turns[1]["input"] == "A latte please"
+    assert turns(result)[1]["input"] == "A latte please"
 
 
 @pytest.mark.parametrize(
@@ -277,9 +288,9 @@ async def test_an_agent_error_mid_conversation_is_an_error_with_the_turn_recorde
     assert result.status == "error"
     assert result.error.startswith("agent error at turn 2:")
     assert "the espresso machine exploded" in result.error
-    assert result.turns[1]["input"] == "please explode"
-    assert "exploded" in result.turns[1]["error"]
-    assert result.turns[0]["checkpoints_reached"] == ["greeting"]
+    assert turns(result)[1]["input"] == "please explode"
+    assert "exploded" in turns(result)[1]["error"]
+    assert turns(result)[0]["checkpoints_reached"] == ["greeting"]
 
 
 async def test_the_timeout_covers_the_conversation_and_cancels_the_turn_in_flight():
@@ -288,8 +299,8 @@ async def test_the_timeout_covers_the_conversation_and_cancels_the_turn_in_fligh
     assert time.perf_counter() - clock < 5
     assert result.status == "timeout"
     assert result.error == "timed out after 0.5s during turn 2"
-    assert result.turns[1]["error"] == "timed out"
-    assert result.turns[1]["output"] is None
+    assert turns(result)[1]["error"] == "timed out"
+    assert turns(result)[1]["output"] is None
     (slow_sim,) = await play(dynamic(sim={"style": "nap", "nap": 30}), timeout=0.4)
     assert slow_sim.status == "timeout" and len(slow_sim.turns) == 1
 
@@ -360,7 +371,7 @@ async def test_tool_checkpoints_see_only_that_turns_tool_calls():
     (result,) = await play(case)
     reached = points(result)
     assert reached["ordered"]["reached_at_turn"] == 4
-    assert result.turns[3]["response"]["tool_calls"] == [
+    assert turns(result)[3]["response"]["tool_calls"] == [
         {
             "tool": "place_order",
             "arguments": {"drink": "latte", "size": "medium"},
@@ -388,8 +399,8 @@ async def test_the_first_message_may_come_from_the_simulator():
         )
     )
     assert result.status == "passed"
-    assert result.turns[0]["input"] == "hello, a mocha please"
-    assert "mocha" in result.turns[0]["output"]
+    assert turns(result)[0]["input"] == "hello, a mocha please"
+    assert "mocha" in turns(result)[0]["output"]
 
 
 async def test_the_simulator_sees_the_conversation_and_checkpoint_lists_in_order():
@@ -405,7 +416,7 @@ async def test_the_simulator_sees_the_conversation_and_checkpoint_lists_in_order
         max_turns=2,
     )
     (result,) = await play(case)
-    request = json.loads(result.turns[1]["input"])
+    request = json.loads(turns(result)[1]["input"])
     assert request["persona"] == "P" and request["goal"] == "G"
     assert request["turn_number"] == 2 and request["max_turns"] == 2
     assert request["checkpoints_reached"] == ["greeting"]

@@ -55,7 +55,7 @@ async def test_statuses_and_trace():
         5,
         None,
     )
-    assert tool.trace.usage["total_tokens"] > 0
+    assert tool.trace.usage.total_tokens > 0
 
 
 async def test_a_failing_tool_is_recorded_with_its_error():

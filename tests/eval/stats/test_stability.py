@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcli.eval.results.model import CaseResult, Trace
+from agentcli.eval.results.codec import usage_dict
+from agentcli.eval.results.model import CaseResult, Trace, Usage
 from agentcli.eval.stats.stability import (
     CLASSES,
     SKIPPED,
@@ -38,7 +39,7 @@ def _wilson_by_hand(c: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (a - b) / d, (a + b) / d
 
 
-def run(case_id: str, index: int, status: str, duration: int = 100, **extra: Any) -> dict:
+def run_dict(case_id: str, index: int, status: str, duration: int = 100, **extra: Any) -> dict:
     return {
         "id": case_id,
         "status": status,
@@ -49,6 +50,11 @@ def run(case_id: str, index: int, status: str, duration: int = 100, **extra: Any
         "run": index,
         **extra,
     }
+
+
+def run(case_id: str, index: int, status: str, duration: int = 100, **extra: Any) -> CaseResult:
+    """One run's result, as the reader reads it."""
+    return CaseResult.from_dict(run_dict(case_id, index, status, duration, **extra))
 
 
 # -- Wilson ---------------------------------------------------------------------------------
@@ -244,7 +250,7 @@ def test_stability_for_case_figures() -> None:
     assert stats.stability == "highly_unstable"
     assert stats.duration["min"] == 100 and stats.duration["max"] == 500  # skipped run left out
     assert stats.duration["avg"] == 300.0
-    assert stats.usage == {
+    assert usage_dict(stats.usage) == {
         "input_tokens": 30,
         "output_tokens": 15,
         "total_tokens": 45,
@@ -264,14 +270,17 @@ def test_to_dict_has_the_writers_keys_first_and_string_k() -> None:
     assert data["usage"]["cost"] is None
 
 
-def test_case_results_and_dicts_give_the_same_figures() -> None:
-    dicts = [
+def test_results_built_and_read_back_give_the_same_figures() -> None:
+    built = [
+        CaseResult(id="c", status=s, duration_ms=10 * i, run=i, trace=Trace(usage=Usage(i)))
+        for i, s in enumerate(["passed", "failed", "passed"], 1)
+    ]
+    read = [
         run("c", i, s, 10 * i, trace={"usage": {"input_tokens": i}})
         for i, s in enumerate(["passed", "failed", "passed"], 1)
     ]
-    objects = [CaseResult.from_dict(d) for d in dicts]
-    assert isinstance(objects[0].trace, Trace)
-    assert stability_for_case("c", objects) == stability_for_case("c", dicts)
+    assert isinstance(read[0].trace, Trace)
+    assert stability_for_case("c", built) == stability_for_case("c", read)
 
 
 def test_rounded_rate_does_not_change_the_class() -> None:
@@ -364,7 +373,7 @@ def test_tracker_is_deterministic_whatever_the_finish_order() -> None:
         for result in shuffled:
             tracker.add(result)
         figures = [s.to_dict() for s in tracker.results()]
-        order = [(r["id"], r["run"]) for r in tracker.ordered_runs()]
+        order = [(r.id, r.run) for r in tracker.ordered_runs()]
         if reference is None:
             reference = (figures, order)
         assert (figures, order) == reference

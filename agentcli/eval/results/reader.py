@@ -5,10 +5,9 @@ recognised by content, whatever the extension. A truncated or corrupt *last* lin
 JSON Lines file (a run killed mid-write) is dropped with a warning; a corrupt line
 anywhere else means the file is damaged and is an error naming the line.
 
-What is read is repaired once into well-typed values (``normalize.py`` says how); each
-repaired record is a warning naming its line (``file:line: ...``), so report writers,
-extract, merge and ``--resume`` can trust the types. ``records`` keeps the result records
-as they were read, for ``--resume`` to write back unchanged.
+Every record is read once, by ``codec.py``, into the typed values of ``model.py``: what
+report writers, extract, merge and ``--resume`` get. A record with fields of the wrong
+type is a warning naming its line (``file:line: ...``) and is written back as it was read.
 """
 
 from __future__ import annotations
@@ -17,20 +16,17 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from agentcli.datafiles import loads_json
 from agentcli.errors import CaseFileError
 
-from .normalize import (
-    Repairs,
-    normal_header,
-    normal_result,
-    normal_stability,
-    normal_summary,
-)
+from .codec import Notes, read_header, read_result, read_stability, read_summary
+from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
 
-__all__ = ["LoadedReport", "read_results"]
+__all__ = ["LoadedReport", "read_document", "read_results"]
+
+T = TypeVar("T")
 
 _HEADER_TYPES = ("header", "start")  # "start" is the header of Yao's (unreachable) JSONL writer
 _MAX_REPAIR_WARNINGS = 20  # then one line counts the rest: a hostile file cannot flood stderr
@@ -41,25 +37,29 @@ _MAX_NOTES = 4  # repairs named per record
 class LoadedReport:
     """What a results file holds; ``format`` is ``jsonl`` or ``report`` (one JSON document)."""
 
-    header: dict[str, Any] = field(default_factory=dict)
-    results: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] | None = None
-    stability_results: list[dict[str, Any]] = field(default_factory=list)
+    header: RunHeader = field(default_factory=RunHeader)
+    results: list[CaseResult] = field(default_factory=list)
+    summary: RunSummary | None = None
+    stability_results: list[JsonObject] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    format: str = "jsonl"
-    records: list[dict[str, Any]] = field(default_factory=list)  # results as read, unrepaired
+    format: Literal["jsonl", "report"] = "jsonl"
     repaired: int = 0  # records that had fields of the wrong type
+    header_read: bool = False  # a header line with content was read (the first one counts)
 
-    def add_result(self, record: dict[str, Any], where: str) -> None:
-        """Keep ``record`` as read and repaired (the warning names ``where``)."""
-        result, notes = normal_result(record)
-        self.records.append(record)
+    def report(self) -> RunReport:
+        """What was read as one report (an unfinished run's summary: empty, as read)."""
+        summary = self.summary or RunSummary.from_dict({})
+        return RunReport(self.header, self.results, summary, self.stability_results)
+
+    def add_result(self, record: JsonObject, where: str) -> None:
+        """Read one result record (a warning names ``where`` when it needed repair)."""
+        result, notes = read_result(record)
         self.results.append(result)
         if notes:
-            label = f"result {result['id']!r}" if result["id"] else "result"
+            label = f"result {result.id!r}" if result.id else "result"
             self.note_repairs(where, label, notes)
 
-    def note_repairs(self, where: str, what: str, notes: Repairs) -> None:
+    def note_repairs(self, where: str, what: str, notes: Notes) -> None:
         """One warning for a repaired record (the first few; the rest are counted)."""
         self.repaired += 1
         if self.repaired > _MAX_REPAIR_WARNINGS:
@@ -119,6 +119,11 @@ def _read_document(path: Path, text: str) -> LoadedReport:
         raise CaseFileError(
             f"{path}: not a results file: expected a report object with summary and results"
         )
+    return read_document(report, path)
+
+
+def read_document(report: JsonObject, path: Path | str = "<report>") -> LoadedReport:
+    """A parsed JSON report object (ours or Yao's), read as a file holding it is."""
     results = report.get("results") or []
     stability = report.get("stability_results") or []
     if not isinstance(results, list) or not isinstance(stability, list):
@@ -130,36 +135,36 @@ def _read_document(path: Path, text: str) -> LoadedReport:
     }
     summary = report.get("summary")
     loaded = LoadedReport(format="report")
-    loaded.header = _repaired(loaded, normal_header, header, str(path), "header")
+    loaded.header = _repaired(loaded, read_header, header, str(path), "header")
     for index, result in enumerate(results):
         if isinstance(result, dict):
             loaded.add_result(result, f"{path}: results[{index}]")
     if isinstance(summary, dict):
-        loaded.summary = _repaired(loaded, normal_summary, summary, str(path), "summary")
+        loaded.summary = _repaired(loaded, read_summary, summary, str(path), "summary")
     elif summary is not None:
         loaded.warnings.append(f"{path}: the summary is not an object; ignored")
     for index, item in enumerate(stability):
         if isinstance(item, dict):
             where = f"{path}: stability_results[{index}]"
             loaded.stability_results.append(
-                _repaired(loaded, normal_stability, item, where, "stability")
+                _repaired(loaded, read_stability, item, where, "stability")
             )
     dropped = len(results) + len(stability) - len(loaded.results) - len(loaded.stability_results)
     if dropped:
         loaded.warnings.append(f"{path}: {dropped} entries that are not objects were ignored")
-    loaded.finish_repairs(path)
+    loaded.finish_repairs(Path(path))
     return loaded
 
 
 def _repaired(
     loaded: LoadedReport,
-    repair: Callable[[dict[str, Any]], tuple[dict[str, Any], Repairs]],
-    record: dict[str, Any],
+    read: Callable[[JsonObject], tuple[T, Notes]],
+    record: JsonObject,
     where: str,
     what: str,
-) -> dict[str, Any]:
-    """``record`` repaired by ``repair`` (a ``normal_*`` function), noting its repairs."""
-    fixed, notes = repair(record)
+) -> T:
+    """``record`` read by ``read`` (a ``codec.read_*`` function), noting its repairs."""
+    fixed, notes = read(record)
     if notes:
         loaded.note_repairs(where, what, notes)
     return fixed
@@ -177,16 +182,17 @@ def _read_lines(path: Path, text: str) -> LoadedReport:
         kind = record.pop("type", None)
         where = f"{path}:{number}"
         if kind in _HEADER_TYPES:
-            if not loaded.header:
-                loaded.header = _repaired(loaded, normal_header, record, where, "header")
+            if not loaded.header_read:
+                loaded.header = _repaired(loaded, read_header, record, where, "header")
+                loaded.header_read = bool(record)  # an empty header gives way to the next
         elif kind == "result":
             loaded.add_result(record, where)
         elif kind == "stability":
             loaded.stability_results.append(
-                _repaired(loaded, normal_stability, record, where, "stability")
+                _repaired(loaded, read_stability, record, where, "stability")
             )
         elif kind == "summary":
-            loaded.summary = _repaired(loaded, normal_summary, record, where, "summary")
+            loaded.summary = _repaired(loaded, read_summary, record, where, "summary")
         else:
             loaded.warnings.append(f"{path}:{number}: unknown line type {kind!r}; ignored")
     loaded.finish_repairs(path)
