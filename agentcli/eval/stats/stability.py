@@ -142,14 +142,14 @@ def _run_fields(result: RunResult) -> tuple[str, str, int | None, float, dict[st
         usage = result.trace.usage if result.trace is not None else {}
         return result.id, result.status, result.run, result.duration_ms, usage
     trace = result.get("trace")
-    usage = trace.get("usage") if isinstance(trace, dict) else None
+    raw_usage = trace.get("usage") if isinstance(trace, dict) else None
     duration = result.get("duration_ms")
     return (
         str(result.get("id") or ""),
         str(result.get("status") or "error"),
         result.get("run"),
         duration if isinstance(duration, int | float) and not isinstance(duration, bool) else 0,
-        usage if isinstance(usage, dict) else {},
+        raw_usage if isinstance(raw_usage, dict) else {},
     )
 
 
