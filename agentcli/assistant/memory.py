@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentcli.errors import AgentRuntimeError, ConfigError, StorageError
 
@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS memory (
 CREATE INDEX IF NOT EXISTS memory_expires ON memory (expires_at) WHERE expires_at IS NOT NULL;
 """
 _MISSING: Any = object()
+# What a read-modify-write hands back to the caller (a count, the popped items, ...).
+_Result = TypeVar("_Result")
 
 
 def default_memory_path() -> Path:
@@ -283,7 +285,7 @@ class Namespace:
         if not _is_number(delta):
             raise AgentRuntimeError(f"memory.{self.kind}.incr({key!r}): delta must be a number")
 
-        def add(current: Any) -> tuple[Any, Any]:
+        def add(current: Any) -> tuple[float, float]:
             current = 0 if current is _MISSING else current
             if not _is_number(current):
                 raise AgentRuntimeError(
@@ -409,10 +411,11 @@ class Namespace:
             "DELETE FROM memory WHERE kind = ? AND owner = ? AND key = ? AND expires_at <= ?",
             (self.kind, self.owner, key, now),
         )
-        return conn.execute(
+        row: tuple[str, float] | None = conn.execute(
             "SELECT value, expires_at FROM memory WHERE kind = ? AND owner = ? AND key = ?",
             (self.kind, self.owner, key),
         ).fetchone()
+        return row
 
     def _write(
         self, conn: sqlite3.Connection, key: str, encoded: str, expires_at: float | None
@@ -435,7 +438,7 @@ class Namespace:
             (self.kind, self.owner, now),
         )
 
-    def _update(self, key: str, change: Callable[[Any], tuple[Any, Any]]) -> Any:
+    def _update(self, key: str, change: Callable[[Any], tuple[Any, _Result]]) -> _Result:
         """Read-modify-write ``key`` in one transaction; ``change`` returns (value, result),
         value ``_MISSING`` meaning "write nothing"."""
         with self._txn() as (conn, now):
@@ -453,8 +456,10 @@ class Namespace:
             self._write(conn, key, self._encode(key, value), expires_at)
             return result
 
-    def _update_list(self, key: str, change: Callable[[list[Any]], tuple[list[Any], Any]]) -> Any:
-        def on_list(current: Any) -> tuple[Any, Any]:
+    def _update_list(
+        self, key: str, change: Callable[[list[Any]], tuple[list[Any], _Result]]
+    ) -> _Result:
+        def on_list(current: Any) -> tuple[Any, _Result]:
             value, result = change(self._as_list(key, [] if current is _MISSING else current))
             # Reading a missing list (pop, pull, ...) must not create the key.
             return (_MISSING if current is _MISSING and not value else value), result

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 __all__ = [
+    "TOOL_CHOICE_MODES",
     "Model",
     "ModelResponse",
     "ModelSettings",
@@ -28,6 +29,8 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolCallRequest",
+    "ToolChoice",
+    "ToolChoiceMode",
     "Usage",
     "collect",
 ]
@@ -149,6 +152,13 @@ class ResponseDone:
 StreamPart = TextDelta | ThinkingDelta | ToolCallDelta | ResponseDone
 
 
+ToolChoiceMode = Literal["auto", "none", "required"]
+TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = get_args(ToolChoiceMode)
+# a mode, a bare tool name, the OpenAI ``{"type": "function", "function": {"name": ...}}``
+# form, or None (the provider's default); the runtime enforces it (agentcli.runtime.choice)
+ToolChoice = ToolChoiceMode | str | dict[str, Any] | None
+
+
 @dataclass(slots=True)
 class ModelSettings:
     """Per-call settings; ``extra`` is passed to the client untouched."""
@@ -156,7 +166,7 @@ class ModelSettings:
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
-    tool_choice: Any = None  # "auto" | "none" | "required" | {"type": "function", ...}
+    tool_choice: ToolChoice = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

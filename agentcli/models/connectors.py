@@ -245,7 +245,7 @@ def _api_key(
 ) -> str | None:
     """The key to send, or None when the endpoint needs none; a missing key is an error."""
     if config.api_key is not None and config.api_key.strip().lower() != "none":
-        key = _expand(config.api_key.strip(), "api_key", config, env)
+        key: str = _expand(config.api_key.strip(), "api_key", config, env)
         if not key:
             raise ConfigError(f"{config.where}: api_key is empty", hint=f"check {config.source}")
         register_secret(key)  # a key written into connectors.yml is redacted like env keys
@@ -323,7 +323,7 @@ def _transport(value: Any, config: ConnectorConfig) -> str:
 _VERIFY_WARNED: set[str] = set()
 
 
-def _verify(value: Any, config: ConnectorConfig) -> bool:
+def _verify(value: object, config: ConnectorConfig) -> bool:
     """A connector's ``verify``: true or false; false warns once that certificates go
     unchecked."""
     if not isinstance(value, bool):

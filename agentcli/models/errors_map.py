@@ -15,7 +15,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from agentcli.errors import (
     AuthenticationError,
@@ -152,6 +152,14 @@ def not_a_stream(label: str, status: int, kind: str, location: str | None) -> Pr
     )
 
 
+class _Build(Protocol):
+    """``build(cls, summary, detail, **kwargs)``: a ``ModelError`` labelled and key-free."""
+
+    def __call__(
+        self, cls: type[ModelError], summary: str, detail: str = "", **kwargs: Any
+    ) -> ModelError: ...
+
+
 def map_error(
     exc: BaseException,
     *,
@@ -242,7 +250,7 @@ def map_error(
     return build(ProviderError, f"unexpected {type(exc).__name__}", _detail(exc), retryable=False)
 
 
-def _from_status(exc: Any, build: Any, names: set[str], label: str) -> ModelError:
+def _from_status(exc: BaseException, build: _Build, names: set[str], label: str) -> ModelError:
     """Map an HTTP status error (openai ``APIStatusError`` or a litellm subclass)."""
     status = int(getattr(exc, "status_code", 0) or 0)
     detail = _detail(exc)

@@ -34,7 +34,9 @@ def import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
-    litellm.set_verbose = False
+    # litellm re-exports set_verbose from litellm._logging (no __all__) and reads it back as
+    # litellm.set_verbose, so it is the package attribute that must be set, not the source's.
+    litellm.set_verbose = False  # type: ignore[attr-defined]
     litellm.drop_params = True
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.WARNING)

@@ -42,7 +42,7 @@ class _Headers(dict[str, str]):
     def __init__(self, headers: Mapping[str, str]) -> None:
         super().__init__({name.lower(): value for name, value in headers.items()})
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return super().get(name.lower(), default)
 
 

@@ -169,7 +169,7 @@ class EchoModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings
     ) -> AsyncIterator[StreamPart]:
         """Stream the last user message back."""
-        user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        user: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
         async for part in stream_reply(
             self.name, self.provider, messages, tools, message_text(user), []
         ):
@@ -190,7 +190,7 @@ def load_function(src_dir: Path, module: str, function: str) -> Callable[..., An
             hint=f"create it with a function {function}(messages, tools, settings)",
         )
     loaded = load_source_module(path, module)
-    target = getattr(loaded, function, None)
+    target: object = getattr(loaded, function, None)
     if not callable(target):
         raise ConfigError(f"python model: {path} has no function {function!r}")
     return target

@@ -81,7 +81,7 @@ class RetryPolicy:
             return min(told, self.max_delay)
         if retry_after is not None and retry_after > 0:  # +inf: as long as we ever wait
             return self.max_delay
-        backoff = self.base_delay * 2 ** (attempt - 1)
+        backoff: float = self.base_delay * 2 ** (attempt - 1)
         # Jitter spreads the retries of many concurrent calls so they do not stampede.
         spread = 1 + self.jitter * (2 * rand() - 1)
         return min(backoff * spread, self.max_delay)

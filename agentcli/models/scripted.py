@@ -72,8 +72,8 @@ class _MatchView:
     __slots__ = ("_groups", "_named")
 
     def __init__(self, found: Any = None) -> None:  # a regex.Match (re.Match-like) or None
-        self._groups = [found.group(0), *found.groups(default="")] if found else []
-        self._named = found.groupdict(default="") if found else {}
+        self._groups: list[str] = [found.group(0), *found.groups(default="")] if found else []
+        self._named: dict[str, str] = found.groupdict(default="") if found else {}
 
     def __getitem__(self, key: int | str) -> str:
         return self._named[key] if isinstance(key, str) else self._groups[key]
@@ -396,7 +396,9 @@ class ScriptedModel:
                 say = rule.says[self._uses[rule.index] % len(rule.says)]
                 text = self._render(say, variables, rule, "say")
             self._uses[rule.index] += 1
-            calls = [(n, self._render(a, variables, rule, "call"), None) for n, a in rule.calls]
+            calls: list[ToolCallSpec] = [
+                (n, self._render(a, variables, rule, "call"), None) for n, a in rule.calls
+            ]
             return text, calls, rule
         label = Path(self.source).name
         if conversation.user_last:

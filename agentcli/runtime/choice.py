@@ -7,8 +7,9 @@ and a named tool are enforced: a response that ignores them fails the turn with
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
-
+# The forms are the model layer's (ModelSettings carries one); re-exported here, where
+# the runtime enforces them.
+from agentcli.models.base import TOOL_CHOICE_MODES, ToolChoice, ToolChoiceMode
 from agentcli.runtime.tools import ToolCall
 
 __all__ = [
@@ -18,12 +19,6 @@ __all__ = [
     "normalize_choice",
     "tool_choice_problem",
 ]
-
-ToolChoiceMode = Literal["auto", "none", "required"]
-TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = get_args(ToolChoiceMode)
-# a mode, a bare tool name, the OpenAI ``{"type": "function", "function": {"name": ...}}``
-# form, or None (the provider's default)
-ToolChoice = ToolChoiceMode | str | dict[str, Any] | None
 
 
 def normalize_choice(choice: ToolChoice) -> ToolChoice:

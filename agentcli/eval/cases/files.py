@@ -185,6 +185,7 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
         problems.extend(_problem(duplicate) for duplicate in document.duplicates)
         entries = document.entries()
         if entries is None:
+            assert document.root is not None  # entries() is None only for a scalar root
             problems.append(f"{shown}:{node_line(document.root)}: expected a list of cases")
             return
         for node in entries:

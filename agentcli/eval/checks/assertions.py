@@ -248,6 +248,14 @@ def validate_assertion(a: Assertion) -> str | None:
     return rule(a) if rule else None
 
 
+def _required(a: Assertion, value: str | None) -> str:
+    """A field the assertion's type needs (``path``, ``use``, ``script``); unset, it errors."""
+    # The case rules reject such an assertion on load; one built in code fails it here, named.
+    if value is None:
+        raise ValueError(RULES[a.type](a) or f"{a.type} assertion is missing a field")
+    return value
+
+
 # --- checkers ----------------------------------------------------------------------------
 
 
@@ -332,8 +340,9 @@ def _equals(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
 @_checker("json_path")
 def _json_path(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """The value at ``path`` in the output's JSON equals ``value`` (a list: one of)."""
-    path = normalize_path(a.path)
-    found, actual = lookup_path(s.output, a.path)
+    given = _required(a, a.path)
+    path = normalize_path(given)
+    found, actual = lookup_path(s.output, given)
     if not found:
         return Check(False, f"json_path {path}: {actual}", expected=a.value)
     if deep_equal(actual, a.value):
@@ -444,7 +453,7 @@ async def _agent(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """An LLM judge (``use``) decides whether the output meets the criteria in ``value``."""
     if env.judge is None:
         return Check(False, "no LLM judge is available to run agent assertions")
-    answer = await env.judge(a.use, a.value, s, dict(a.options or {}))
+    answer = await env.judge(_required(a, a.use), a.value, s, dict(a.options or {}))
     if not isinstance(answer, dict) or not isinstance(answer.get("passed"), bool):
         return Check(False, f'judge {a.use} answered without a boolean "passed": {show(answer)}')
     passed = answer["passed"]
@@ -461,7 +470,9 @@ async def _script(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     if env.script is None:
         return Check(False, "no script resolver is available to run script assertions")
     # As every hook: async awaited, sync in a thread of its own (user code may block).
-    answer = await call_user_function(env.script(a.script), s.output, s.input, a.value)
+    answer = await call_user_function(
+        env.script(_required(a, a.script)), s.output, s.input, a.value
+    )
     if isinstance(answer, bool):
         word = "passed" if answer else "returned false"
         return Check(answer, f"script {a.script} {word}", expected=a.value)

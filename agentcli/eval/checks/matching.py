@@ -17,6 +17,8 @@ from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern, pattern_problem
 
 if TYPE_CHECKING:
+    from jsonpath_ng.jsonpath import JSONPath
+
     from agentcli.assistant.request import ToolCall
 
 __all__ = [
@@ -71,7 +73,8 @@ def deep_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
         return False
-    return a == b
+    equal: bool = a == b
+    return equal
 
 
 def match_partial(actual: Any, expected: Any) -> bool:
@@ -200,9 +203,10 @@ def normalize_path(path: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def compile_path(path: str) -> Any:
+def compile_path(path: str) -> JSONPath:
     """A parsed (cached) jsonpath-ng expression; the extended syntax (filters) is allowed."""
-    from jsonpath_ng.ext import parse
+    # jsonpath_ng.ext re-exports parse without __all__; import it from where it is defined.
+    from jsonpath_ng.ext.parser import parse
 
     # jsonpath-ng's lexer takes only ASCII names unquoted; `$.城市` should just work.
     return parse(_UNICODE_SEGMENT.sub(r'."\1"', normalize_path(path)))

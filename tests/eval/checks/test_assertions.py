@@ -540,6 +540,24 @@ async def test_script_returning_wrong_type_or_raising():
     assert not missing.passed and "no function c.Missing" in missing.message
 
 
+@pytest.mark.parametrize(
+    ("type", "needs"),
+    [("json_path", '"path"'), ("agent", '"use"'), ("script", '"script"')],
+)
+async def test_assertion_built_without_its_field_fails_naming_it(type, needs):
+    """Built in code (the case rules never saw it), it fails with the rule's words."""
+
+    async def judge(use, criteria, subject, options):
+        return {"passed": True}
+
+    env = AssertionEnv(judge=judge, script=resolver({}))
+    subject = Subject.of('{"a": 1}')
+    [result] = await evaluate([Assertion(type=type, value="x")], subject, env)
+    assert not result.passed
+    assert result.message.startswith(f"{type} assertion error: ")
+    assert needs in result.message and "NoneType" not in result.message
+
+
 async def test_script_that_blocks_does_not_stall_the_loop():
     def slow(output, input, value):
         time.sleep(0.2)
