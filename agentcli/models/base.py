@@ -15,7 +15,7 @@ from above.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 __all__ = [
@@ -70,10 +70,14 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with ``total_tokens``."""
-        data = asdict(self)
-        del data["total"]
-        data["total_tokens"] = self.total_tokens
-        return data
+        return {  # by hand: dataclasses.asdict deep-copies, ~40 µs a call on every result
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "provider": self.provider,
+            "model": self.model,
+            "total_tokens": self.total_tokens,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
