@@ -12,6 +12,7 @@ from agentcli.models.base import Usage
 if TYPE_CHECKING:
     from agentcli.assistant.context import OutputMessage
     from agentcli.runtime.agent import TurnResult
+    from agentcli.runtime.events import Event, TurnReason
 
 __all__ = ["Reply", "RequestOptions", "ToolCall"]
 
@@ -32,8 +33,8 @@ class RequestOptions:
     skip: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None
     max_steps: int = 20
-    on_event: Callable[[Any], Any] | None = None
-    on_output: Callable[[OutputMessage], Any] | None = None
+    on_event: Callable[[Event], object] | None = None
+    on_output: Callable[[OutputMessage], object] | None = None
 
 
 @dataclass(slots=True)
@@ -68,7 +69,7 @@ class Reply:
 
     output: Any
     text: str
-    status: str  # done | failed | aborted | max_steps
+    status: TurnReason
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     next: Any = None

@@ -25,9 +25,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Literal, Self
 
-__all__ = ["LOG_LEVELS", "TraceEvent", "TraceNode", "TraceRecorder"]
+__all__ = ["LOG_LEVELS", "NodeStatus", "TraceEvent", "TraceNode", "TraceRecorder"]
+
+NodeStatus = Literal["running", "completed", "failed"]
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
 _OPTION_KEYS = ("label", "type", "icon", "description", "metadata")
@@ -51,24 +53,28 @@ class _Logging:
 
     __slots__ = ()
 
-    def _log(self, level: str, message: Any, args: tuple[Any, ...]) -> Any:
+    def _log(self, level: str, message: Any, args: tuple[Any, ...]) -> object:
         raise NotImplementedError
 
     def info(self, message: Any, *args: Any) -> Self:
         """Log an info entry."""
-        return self._log("info", message, args)
+        self._log("info", message, args)
+        return self
 
     def debug(self, message: Any, *args: Any) -> Self:
         """Log a debug entry."""
-        return self._log("debug", message, args)
+        self._log("debug", message, args)
+        return self
 
     def warn(self, message: Any, *args: Any) -> Self:
         """Log a warning entry."""
-        return self._log("warn", message, args)
+        self._log("warn", message, args)
+        return self
 
     def error(self, message: Any, *args: Any) -> Self:
         """Log an error entry."""
-        return self._log("error", message, args)
+        self._log("error", message, args)
+        return self
 
 
 class TraceNode(_Logging):
@@ -86,12 +92,14 @@ class TraceNode(_Logging):
     @property
     def id(self) -> str:
         """The node id (``n1``, ``n2``, ... in creation order)."""
-        return self._data["id"]
+        node_id: str = self._data["id"]  # set by _new_node, never changed
+        return node_id
 
     @property
-    def status(self) -> str:
+    def status(self) -> NodeStatus:
         """``running``, ``completed`` or ``failed``."""
-        return self._data["status"]
+        status: NodeStatus = self._data["status"]  # only _new_node and _end set it
+        return status
 
     def add(
         self,
@@ -149,7 +157,9 @@ class TraceNode(_Logging):
         self._recorder._emit(TraceEvent("log", snapshot, dict(entry)))
         return self
 
-    def _end(self, status: str, *, output: Any = None, error: str | None = None) -> TraceNode:
+    def _end(
+        self, status: NodeStatus, *, output: Any = None, error: str | None = None
+    ) -> TraceNode:
         recorder = self._recorder
         with recorder._lock:
             # The first ending wins: a later complete() must not hide an earlier fail().

@@ -127,9 +127,10 @@ def save_case(history: list[dict[str, Any]], path: Path, *, case_id: str, about:
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=None)
     if last_user is None:
         raise ConfigError("nothing to save yet: say something first")
-    case_input: Any = messages[: last_user + 1]
-    if len(case_input) == 1 and isinstance(case_input[0]["content"], str):
-        case_input = case_input[0]["content"]
+    asked = messages[: last_user + 1]
+    case_input: str | list[dict[str, Any]] = asked
+    if len(asked) == 1 and isinstance(asked[0]["content"], str):
+        case_input = asked[0]["content"]
     answers = [m["content"] for m in messages[last_user + 1 :] if isinstance(m["content"], str)]
     answer = " ".join(answers)
     if len(answer) > 200:

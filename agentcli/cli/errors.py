@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import ParamSpec, TypeVar
 
 import typer
 
@@ -34,12 +34,16 @@ def report(error: AgentCliError) -> None:
     sys.stderr.flush()
 
 
-def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
     """Wrap a command so an ``AgentCliError`` prints ``error: ...`` on stderr and exits with
     its code."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
         except AgentCliError as error:

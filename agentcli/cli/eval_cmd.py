@@ -94,6 +94,8 @@ def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -
         raise typer.Exit(run_options(parsed, json_events, verbose))
 
     command = guarded(eval_command)
+    # typer reads the command's options from its signature; a function takes the attribute
+    # (inspect honours it) but its declared type has no __signature__.
     command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         _parameters(flag_fields(options_type))
     )

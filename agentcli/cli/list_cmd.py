@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentcli.cli.errors import guarded
+
+if TYPE_CHECKING:
+    from agentcli.assistant.catalog import PackageReport
 
 HELP = """List the assistant packages under the assistants root.
 
@@ -55,7 +58,7 @@ def list_assistants(
     paths = list(iter_packages(found))
     if check:
 
-        async def inspect_all() -> list[Any]:
+        async def inspect_all() -> list[PackageReport]:
             return [await check_package(path, found, cwd=cwd) for path in paths]
 
         reports = asyncio.run(inspect_all())
@@ -71,7 +74,8 @@ def list_assistants(
         raise typer.Exit(1)
 
 
-def _print_table(reports: list[Any], root: Path) -> None:
+def _print_table(reports: list[PackageReport], root: Path) -> None:
+    """One row per package: id, name, connector, tools."""
     if not reports:
         typer.echo(f"no assistant packages under {root}")
         return
@@ -85,7 +89,8 @@ def _print_table(reports: list[Any], root: Path) -> None:
         typer.echo("  ".join([*cells, row[3]]).rstrip())
 
 
-def _print_checks(reports: list[Any], root: Path) -> None:
+def _print_checks(reports: list[PackageReport], root: Path) -> None:
+    """Each package's errors and warnings, then the tally."""
     for report in reports:
         mark = "✗" if report.errors else ("!" if report.warnings else "✓")
         typer.echo(f"{mark} {report.id}  ({report.path})")

@@ -7,10 +7,24 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from agentcli.models.base import TextDelta
+from agentcli.runtime.events import (
+    ErrorEvent,
+    Event,
+    MessageEnd,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+)
 from agentcli.runtime.tools import result_text
 from agentcli.secrets import StreamRedactor, redact_data
+
+if TYPE_CHECKING:
+    from agentcli.assistant.context import OutputMessage
+    from agentcli.assistant.request import Reply
+    from agentcli.runtime.agent import TurnResult
 
 __all__ = ["TurnPrinter", "tool_label"]
 
@@ -80,30 +94,29 @@ class TurnPrinter:
             self.out.newline()
         self.err.line(text)
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: Event) -> None:
         """Print what an agent event means for a person (or as JSON)."""
         if self.json_events:
             self._json_event(event)
             return
-        kind = event.type
         with self._lock:
-            if kind == "message_update" and getattr(event.delta, "type", "") == "text_delta":
+            if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
                 self.out.write(self._answer.feed(event.delta.text))
-            elif kind == "message_end":
+            elif isinstance(event, MessageEnd):
                 self.out.write(self._answer.flush())
-            elif kind == "tool_execution_start":
+            elif isinstance(event, ToolExecutionStart) and event.call is not None:
                 arguments = f" {_short(event.call.arguments)}" if self.verbose else ""
                 self._note(f"⚙ {tool_label(event.call.name)}{arguments}")
-            elif kind == "tool_execution_end":
+            elif isinstance(event, ToolExecutionEnd) and event.call and event.result:
                 failed = event.result.is_error
                 detail = f" → {_short(event.result.content)}" if self.verbose or failed else ""
                 mark = "✗" if failed else "✓"
                 label = tool_label(event.call.name)
                 self._note(f"{mark} {label} ({event.duration_ms:.0f} ms){detail}")
-            elif kind == "error":
+            elif isinstance(event, ErrorEvent):
                 self._note(f"error: {event.error}")
 
-    def _json_event(self, event: Any) -> None:
+    def _json_event(self, event: Event) -> None:
         """One event as a JSON line; answer text goes out as the redactor releases it (a
         delta with nothing released yet waits). A ``message_update``'s message goes without
         its text: repeating the text so far on every delta made a large answer quadratic
@@ -115,7 +128,7 @@ class TurnPrinter:
                 data["message"] = {
                     k: v for k, v in message.items() if k not in ("content", "thinking")
                 }
-        if data["type"] == "message_update" and getattr(event.delta, "type", "") == "text_delta":
+        if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
             released = self._answer.feed(event.delta.text)
             if not released:
                 return
@@ -132,7 +145,7 @@ class TurnPrinter:
                 )
         self._json(data)
 
-    def on_output(self, message: Any) -> None:
+    def on_output(self, message: OutputMessage) -> None:
         """Print a message a hook sent (``ctx.send``), streaming ones as they grow."""
         if self.json_events:
             self._json({"type": "output", "message": message.to_dict()})
@@ -151,12 +164,12 @@ class TurnPrinter:
             if message.done:
                 self.err.newline()
 
-    def finish(self, result: Any) -> None:
+    def finish(self, result: TurnResult) -> None:
         """End the output of a bare connector turn (a ``TurnResult``)."""
         if not self.json_events:
             self._end(result.reason, result.steps)
 
-    def finish_reply(self, reply: Any) -> None:
+    def finish_reply(self, reply: Reply) -> None:
         """End the output of an assistant turn: the Next hook's data, if any, then notes."""
         if self.json_events:
             self._json({"type": "reply", **reply.to_dict()})

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentcli.cli.errors import guarded
+
+if TYPE_CHECKING:  # imported when a command runs: `agent --help` stays light
+    from agentcli.assistant.request import Reply
+    from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
+    from agentcli.cli.sessions import Session
+    from agentcli.errors import ConfigError
 
 HELP = """Send a message to an assistant and stream the answer, or chat with it.
 
@@ -64,7 +70,7 @@ def run(
     from agentcli.assistant.session import AssistantRegistry
 
     registry = AssistantRegistry(root, cwd=Path.cwd())
-    assistant = None
+    assistant: Assistant | None = None
     if target is not None:
         flexible = connector is not None or resume
         assistant, message = _assistant_or_message(registry, target, message, flexible)
@@ -84,10 +90,12 @@ def run(
         named = open_session(assistant.id if assistant else None, name=session, latest=resume)
         if assistant is None:
             assistant = registry.get(named.assistant_id)
+    # Named, or (--continue without one, the only way here without it) the session's own.
+    assert assistant is not None
     if interactive:
         from agentcli.cli.chat import run_chat
 
-        assert assistant is not None and named is not None  # a chat opened both just above
+        assert named is not None  # a chat opened it just above
         code = run_chat(
             registry,
             assistant,
@@ -104,15 +112,16 @@ def run(
         raise typer.Exit(1)
 
 
-def _usage(text: str) -> Any:
+def _usage(text: str) -> ConfigError:
+    """A usage error that points at ``agent run --help``."""
     from agentcli.errors import ConfigError
 
     return ConfigError(text, hint="agent run --help")
 
 
 def _assistant_or_message(
-    registry: Any, target: str, message: str | None, flexible: bool
-) -> tuple[Any, str | None]:
+    registry: AssistantRegistry, target: str, message: str | None, flexible: bool
+) -> tuple[Assistant | None, str | None]:
     """The assistant ``target`` names; with ``-c`` or ``--continue`` (``flexible``) and no
     message, ``target`` may instead be the message (``agent run -c echo "hi"``)."""
     from agentcli.errors import UnknownAssistantError
@@ -138,7 +147,7 @@ def _request_options(
     locale: str | None,
     user: str | None,
     team: str | None,
-) -> Any:
+) -> RequestOptions:
     """RequestOptions from --ctx, overridden by -c, --locale, -u and -t."""
     from agentcli.assistant.identity import (
         ContextFile,
@@ -162,11 +171,11 @@ def _request_options(
 
 
 def _one_shot(
-    registry: Any,
-    assistant: Any,
-    options: Any,
+    registry: AssistantRegistry,
+    assistant: Assistant,
+    options: RequestOptions,
     message: str | None,
-    session: Any,
+    session: Session | None,
     json_events: bool,
     verbose: bool,
 ) -> str:
@@ -183,7 +192,7 @@ def _one_shot(
         storage = session.log
         options.chat_id = options.chat_id or session.name
 
-    async def main() -> Any:
+    async def main() -> Reply:
         try:
             conversation = assistant.conversation(options, storage=storage)
             return await conversation.send(message)

@@ -19,7 +19,8 @@ import pytest
 
 from agentcli.cli.views.json_events import JsonEvents
 from agentcli.durations import parse_duration
-from agentcli.eval.run.session import EvalRequest, run_eval
+from agentcli.eval.run.options import EvalOptions
+from agentcli.eval.run.session import run_eval
 
 from .harness import (
     agent,
@@ -255,7 +256,7 @@ async def test_fault_in_process_leaves_no_task(scenario: Scenario, project: Path
     before = asyncio.all_tasks()
     children = children_of(os.getpid())
     events = io.StringIO()
-    request = EvalRequest(
+    options = EvalOptions(
         assistant=scenario.package,
         input=f"@{cases}",
         cwd=project,
@@ -265,7 +266,7 @@ async def test_fault_in_process_leaves_no_task(scenario: Scenario, project: Path
         output=project / "results.jsonl",
         **({"timeout": parse_duration(scenario.timeout)} if scenario.timeout else {}),
     )
-    code = await run_eval(request, JsonEvents(events))
+    code = await run_eval(options, JsonEvents(events))
     await asyncio.sleep(0)  # let anything that was cancelled finish unwinding
     assert asyncio.all_tasks() - before == set()
     outcome = check_complete(project / "results.jsonl", CASES)

@@ -22,6 +22,8 @@ from agentcli.cli.views.text import Block, preview, redacted
 from agentcli.eval.reports._view import format_duration
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.model import RunSummary, Trace
     from agentcli.eval.run.view import RunEvent
@@ -45,8 +47,8 @@ class ConsoleView:
         # Interactive, not merely a terminal: a dumb terminal or TTY_INTERACTIVE=0 (rich's
         # switch) gets the result lines without a live bar.
         self.show_progress = self.console.is_interactive if progress is None else progress
-        self._progress: Any = None
-        self._task: Any = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
         self._pending: list[Text] = []  # lines held while a progress bar is live
         self._flushed = 0.0
 
@@ -146,7 +148,7 @@ class ConsoleView:
                 self._print(Text("\n").join(lines))
             else:
                 self.show(ResultLine(event.case, event.result, event.run, self.verbose))
-            if self._progress is not None:
+            if self._progress is not None and self._task is not None:
                 self._progress.advance(self._task)
         elif event.type == "log":
             self.show(Notice(event.message, event.level))

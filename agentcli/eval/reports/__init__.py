@@ -13,16 +13,17 @@ so ``agent eval`` streams their results to a JSON Lines file beside them as well
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from agentcli.errors import ConfigError
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary
 from agentcli.eval.results.reader import LoadedReport, read_results
 from agentcli.secrets import redact_data
 
-from ._files import check_target, probe_writable
+from ._buffered import BufferedWriter
+from ._files import Target, check_target, probe_writable
 from ._redact import redacted
 from .html import HtmlWriter
 from .json_report import JsonWriter
@@ -47,7 +48,7 @@ class ReportWriter(Protocol):
 
     path: Path
 
-    def targets(self) -> list[tuple[Path, Any]]:
+    def targets(self) -> list[Target]:
         """The files the writer replaces, each with its format check (``recognises``)."""
         ...
 
@@ -72,7 +73,7 @@ class ReportWriter(Protocol):
         ...
 
 
-_WRITERS: dict[str, type] = {
+_WRITERS: dict[str, Callable[[Path], JsonlWriter | BufferedWriter]] = {
     ".jsonl": JsonlWriter,
     ".json": JsonWriter,
     ".md": MarkdownWriter,
@@ -94,7 +95,7 @@ class StreamedReport:
     """A whole-document report whose results also stream to JSON Lines beside it, so every
     finished result is on disk even when the report itself cannot be written."""
 
-    def __init__(self, final: Any) -> None:
+    def __init__(self, final: BufferedWriter) -> None:
         self.final = final
         self.path = final.path
         self.stream = JsonlWriter(stream_path(final.path))
@@ -103,7 +104,7 @@ class StreamedReport:
             f"render it later with: agent report {self.stream.path} -o {self.path}"
         )
 
-    def targets(self) -> list[tuple[Path, Any]]:
+    def targets(self) -> list[Target]:
         """The report and its JSON Lines stream."""
         return [*self.final.targets(), *self.stream.targets()]
 
@@ -141,7 +142,7 @@ class StreamedReport:
 class RedactingWriter:
     """Passes everything through ``redact_data`` so no secret reaches a report."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: JsonlWriter | BufferedWriter | StreamedReport) -> None:
         self.inner = inner
         self.path = inner.path
 
@@ -149,14 +150,14 @@ class RedactingWriter:
     def results_complete(self) -> bool:
         """The JSON Lines results (the file or the stream beside it) hold every result and
         the summary: nothing needs ``--resume``."""
-        return bool(getattr(self.inner, "complete", False))
+        return not isinstance(self.inner, BufferedWriter) and self.inner.complete
 
     @property
     def stream_path(self) -> Path | None:
         """The JSON Lines file streamed beside a whole-document report, if any."""
         return self.inner.stream.path if isinstance(self.inner, StreamedReport) else None
 
-    def targets(self) -> list[tuple[Path, Any]]:
+    def targets(self) -> list[Target]:
         """The files the writer replaces."""
         return self.inner.targets()
 
@@ -208,7 +209,8 @@ def writer_for(
     return writer
 
 
-def _plain_writer(path: Path) -> Any:
+def _plain_writer(path: Path) -> JsonlWriter | BufferedWriter:
+    """The writer of ``path``'s format, without redaction or a stream beside it."""
     suffix = path.suffix.lower()
     if not suffix:
         return JsonlWriter(path)

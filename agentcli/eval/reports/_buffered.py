@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from agentcli.eval.results.codec import finished_header
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
 
-from ._files import atomic_write_text, scrub_surrogates
+from ._files import Target, atomic_write_text, scrub_surrogates
 
 
 class BufferedWriter:
@@ -28,7 +27,7 @@ class BufferedWriter:
         """True when ``head`` (a file's first bytes) is a report of this format."""
         raise NotImplementedError
 
-    def targets(self) -> list[tuple[Path, Any]]:
+    def targets(self) -> list[Target]:
         """The files this writer replaces, each with its format check."""
         return [(self.path, self.recognises)]
 
@@ -51,6 +50,10 @@ class BufferedWriter:
     def abandon(self) -> None:
         """Drop the buffered results (the run failed before it could write them)."""
         self._results = []
+
+    def saved_note(self) -> str:
+        """What is safe on disk when the close fails (a buffered report writes nothing before)."""
+        return self.saved
 
     def text(self, report: RunReport) -> str:
         """The document as it goes to disk: a lone surrogate becomes U+FFFD."""

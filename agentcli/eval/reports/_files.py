@@ -24,8 +24,12 @@ from pathlib import Path
 
 from agentcli.errors import ConfigError, OutputError
 
+# A file a writer replaces, with the check that its first bytes are a report of its format.
+Target = tuple[Path, Callable[[str], bool]]
+
 __all__ = [
     "JSON_ERRORS",
+    "Target",
     "atomic_write_text",
     "check_target",
     "explain",

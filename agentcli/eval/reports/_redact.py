@@ -29,7 +29,10 @@ def _fields_of(kind: type) -> tuple[str, ...] | None:
 def redacted(value: T) -> T:
     """``value`` with every string redacted: JSON values, and the dataclasses of results
     (results, traces, tool calls, usage...) field by field, copied."""
-    return _redacted(value)  # type: ignore[no-any-return]
+    # The walk rebuilds each value as its own type (dataclasses field by field, JSON values
+    # as JSON values), which the recursive walk over Any cannot express.
+    copy: T = _redacted(value)
+    return copy
 
 
 def _redacted(value: Any) -> Any:

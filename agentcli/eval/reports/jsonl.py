@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from agentcli.errors import AgentCliError, ConfigError, OutputError
 from agentcli.eval.results.codec import (
@@ -29,7 +29,15 @@ from agentcli.eval.results.codec import (
 )
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary
 
-from ._files import JSON_ERRORS, explain, fsync_folder, real_target, temp_beside, write_failed
+from ._files import (
+    JSON_ERRORS,
+    Target,
+    explain,
+    fsync_folder,
+    real_target,
+    temp_beside,
+    write_failed,
+)
 
 __all__ = ["JsonlWriter"]
 
@@ -51,7 +59,7 @@ class JsonlWriter:
         """True when ``head`` (a file's first bytes) starts with a results header line."""
         return _HEADER_LINE.match(head) is not None
 
-    def targets(self) -> list[tuple[Path, Any]]:
+    def targets(self) -> list[Target]:
         """The files this writer replaces, each with its format check."""
         return [(self.path, self.recognises)]
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from agentcli.assistant.request import ToolCall
 from agentcli.models.base import Usage
@@ -586,7 +586,7 @@ def _status(read: _Fields) -> Status:
     """The status, ``error`` (noted) when it is not one of ``STATUSES``."""
     status = read.data.get("status")
     if isinstance(status, str) and status in STATUSES:
-        return cast(Status, status)
+        return status  # narrowed to Status by the membership test
     read.note("status", f"is {_shown(status)} (not one of {'/'.join(STATUSES)}: counted as error)")
     return "error"
 

@@ -26,14 +26,13 @@ Policy:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from agentcli.errors import ConfigError
-from agentcli.eval.reports import LoadedReport, read_results, writer_for
+from agentcli.eval.reports import LoadedReport, RedactingWriter, read_results, writer_for
 from agentcli.eval.results.codec import finite
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary, summarize
 from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
@@ -132,7 +131,9 @@ def merge_reports(
     )
 
 
-def write_merged(merged: MergedReport, out_path: Path, *, writer: Any = None) -> Path:
+def write_merged(
+    merged: MergedReport, out_path: Path, *, writer: RedactingWriter | None = None
+) -> Path:
     """Write the merged report in the format ``out_path``'s extension names (through
     ``writer`` when the caller made and checked it already)."""
     writer = writer or writer_for(out_path)
@@ -165,18 +166,23 @@ def _field(report: LoadedReport, key: str) -> str:
     return str(value) if value else ""
 
 
+# Where a result belongs: its case id, or (no id) its own place among the inputs.
+_Slot = str | tuple[str, int, int]
+_Stamp = tuple[datetime, str]
+
+
 def _merged_results(
     loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
 ) -> list[tuple[int, CaseResult]]:
     """``(input index, result)`` pairs, de-duplicated and in the documented order."""
-    kept: dict[tuple[Any, ...], tuple[int, CaseResult]] = {}
-    first_seen: dict[Any, int] = {}
+    kept: dict[tuple[_Slot, int | None], tuple[int, CaseResult]] = {}
+    first_seen: dict[_Slot, int] = {}
     for source, report in enumerate(loaded):
         for position, result in enumerate(report.results):
             # The reader gives every result a str id ("" when it had none) and a whole-number
             # run or none. A result without an id is no case's: kept, never a duplicate.
             case_id, run = result.id, result.run
-            slot: Any = case_id or ("no id", source, position)
+            slot: _Slot = case_id or ("no id", source, position)
             first_seen.setdefault(slot, len(first_seen))
             key = (slot, run)
             if key in kept:
@@ -226,9 +232,11 @@ def _header(loaded: Sequence[LoadedReport], names: list[str]) -> RunHeader:
     return RunHeader(environment=first.environment, metadata=metadata, extra=first.extra)
 
 
-def _time_bound(loaded: Sequence[LoadedReport], key: str, pick: Any) -> str | None:
+def _time_bound(
+    loaded: Sequence[LoadedReport], key: str, pick: Callable[[list[_Stamp]], _Stamp]
+) -> str | None:
     """The earliest/latest ``metadata[key]`` timestamp; ``None`` unless all parse and compare."""
-    stamps: list[tuple[datetime, str]] = []
+    stamps: list[_Stamp] = []
     for report in loaded:
         value = report.header.metadata.get(key)
         if not value:

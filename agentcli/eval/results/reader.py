@@ -210,11 +210,12 @@ def _parse_line(
     """One JSON object; ``None`` (with a warning) for a damaged last line."""
     try:
         record = loads_json(line)
-        problem = None if isinstance(record, dict) else "not a JSON object"
     except json.JSONDecodeError as exc:
-        record, problem = None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-    if problem is None:
-        return record
+        problem = f"invalid JSON ({exc.msg} at column {exc.colno})"
+    else:
+        if isinstance(record, dict):
+            return record
+        problem = "not a JSON object"
     if is_last:
         loaded.warnings.append(
             f"{path}:{number}: last line is truncated or corrupt ({problem}); ignored — "

@@ -44,6 +44,7 @@ from agentcli.eval.run.runner import trace_of
 from agentcli.eval.run.services import ask_helper
 
 if TYPE_CHECKING:
+    from agentcli.assistant.conversation import Conversation
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.eval.run.runner import EvalConfig
 
@@ -285,7 +286,12 @@ class _Dialogue:
         return parse_simulator_reply(answer)
 
     async def _agent_turn(
-        self, target: Any, turn: int, said: str, send: Any, reasoning: str
+        self,
+        target: Conversation,
+        turn: int,
+        said: str,
+        send: str | list[dict[str, Any]],
+        reasoning: str,
     ) -> tuple[Status, str | None] | None:
         """One agent turn, recorded and checked; a verdict when the conversation must end."""
         clock = self._clock = time.perf_counter()

@@ -15,15 +15,11 @@ from agentcli.eval.run.services import EvalContext
 
 __all__ = [
     "CASE_EXTENSIONS",
-    "EvalRequest",
     "InputSpec",
     "classify_input",
     "load_context_file",
     "refuse_case_options",
 ]
-
-# The session's name for the options of one invocation.
-EvalRequest = EvalOptions
 
 CASE_EXTENSIONS = (".jsonl", ".json", ".yaml", ".yml")
 
@@ -84,10 +80,10 @@ def load_context_file(path: Path) -> EvalContext:
     return EvalContext(**{item.name: getattr(context, item.name) for item in fields(context)})
 
 
-def refuse_case_options(request: EvalOptions) -> None:
+def refuse_case_options(options: EvalOptions) -> None:
     """An option of a run of cases (``message=False``) given with one message is bad input,
     not silently ignored: one message has no cases, results or runs to shape."""
-    given = given_flags(request, lambda spec: not spec.message)
+    given = given_flags(options, lambda spec: not spec.message)
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise ConfigError(

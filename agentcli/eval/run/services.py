@@ -5,6 +5,7 @@ hooks, all resolved in the target package's ``src/``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from agentcli.assistant.hooks import call_user_function
 from agentcli.assistant.identity import ContextFile
 from agentcli.assistant.package import AssistantPackage
 from agentcli.assistant.request import Reply
-from agentcli.assistant.session import AssistantRegistry, RequestOptions
+from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 from agentcli.assistant.tools import check_src_function, load_src_function
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.checks.matching import extract_json
@@ -54,7 +55,7 @@ class HookRunner:
         self.package = package
         self._src = package.path / "src"
 
-    def resolve(self, ref: str) -> Any:
+    def resolve(self, ref: str) -> Callable[..., Any]:
         """The function behind ``ref`` (``env_test.Before``; a ``scripts:`` prefix and a
         ``src/`` lead are tolerated)."""
         cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
@@ -94,7 +95,7 @@ def parse_verdict(text: Any) -> dict[str, Any]:
 
 
 async def ask_helper(
-    assistant: Any,
+    assistant: Assistant,
     mode: str,
     request: dict[str, Any],
     *,

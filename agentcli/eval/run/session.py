@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
-from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
+from agentcli.assistant.package import (
+    AssistantPackage,
+    find_assistants_root,
+    find_package_dir,
+    resolve_assistant,
+)
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.errors import ConfigError, HookError, OutputError, PackageError
 from agentcli.eval.cases.generate import generate_cases
@@ -27,11 +32,10 @@ from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import CaseResult, RunHeader, summary_from_counts
+from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators
-from agentcli.eval.run.options import header_options
+from agentcli.eval.run.options import EvalOptions, header_options
 from agentcli.eval.run.request import (
-    EvalRequest,
     InputSpec,
     classify_input,
     load_context_file,
@@ -57,26 +61,26 @@ from agentcli.patterns import Pattern, compile_pattern
 if TYPE_CHECKING:
     from agentcli.eval.reports import LoadedReport, RedactingWriter
 
-__all__ = ["EvalRequest", "run_eval"]
+__all__ = ["EvalOptions", "run_eval"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _target(request: EvalRequest, spec: InputSpec) -> Any:
-    root = find_assistants_root(request.cwd, request.root)
-    if request.assistant:
-        return resolve_assistant(request.assistant, root=root, cwd=request.cwd)
-    start = spec.path.parent if spec.path is not None else request.cwd
+def _target(options: EvalOptions, spec: InputSpec) -> AssistantPackage:
+    root = find_assistants_root(options.cwd, options.root)
+    if options.assistant:
+        return resolve_assistant(options.assistant, root=root, cwd=options.cwd)
+    start = spec.path.parent if spec.path is not None else options.cwd
     package_dir = find_package_dir(start)
     if package_dir is None:
         raise ConfigError(
             f"no assistant given and none found from {start}",
             hint="name it: agent eval <assistant> ... (or -n <assistant>)",
         )
-    return resolve_assistant(str(package_dir), root=root, cwd=request.cwd)
+    return resolve_assistant(str(package_dir), root=root, cwd=options.cwd)
 
 
-def project_root_for(path: Path, package: Any) -> Path:
+def project_root_for(path: Path, package: AssistantPackage) -> Path:
     """The folder ``file://`` inputs must stay inside: the project holding the assistants
     root when the case file is in it, else the case file's folder."""
     if package.root is not None:
@@ -86,73 +90,73 @@ def project_root_for(path: Path, package: Any) -> Path:
     return path.resolve().parent
 
 
-async def run_eval(request: EvalRequest, view: EvalView) -> int:
-    """Run the invocation described by ``request``, rendering through ``view``."""
-    if not request.input and not request.scripts:
+async def run_eval(options: EvalOptions, view: EvalView) -> int:
+    """Run the invocation described by ``options``, rendering through ``view``."""
+    if not options.input and not options.scripts:
         raise ConfigError(
             "an input is required: a message, @cases.jsonl, or --scripts MODULE",
             hint="agent eval expense @assistants/expense/tests/inputs.jsonl   or   "
             "agent eval expense 'hello'",
         )
-    if request.input and request.scripts:
+    if options.input and options.scripts:
         raise ConfigError("give either an input or --scripts MODULE, not both")
     spec = (
-        classify_input(request.input, request.cwd)
-        if request.input
-        else InputSpec("script_tests", request.scripts or "")
+        classify_input(options.input, options.cwd)
+        if options.input
+        else InputSpec("script_tests", options.scripts or "")
     )
     if spec.kind == "message":
-        refuse_case_options(request)
+        refuse_case_options(options)
     if spec.kind == "script_tests" and spec.value.startswith("scripts."):
-        assistants_root = find_assistants_root(request.cwd, request.root)
-        folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=request.cwd)
+        assistants_root = find_assistants_root(options.cwd, options.root)
+        folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=options.cwd)
         spec = InputSpec("script_tests", module)
-        package = resolve_assistant(str(folder), root=assistants_root, cwd=request.cwd)
+        package = resolve_assistant(str(folder), root=assistants_root, cwd=options.cwd)
     else:
-        package = _target(request, spec)
-    root = find_assistants_root(request.cwd, request.root) or package.root
-    context = load_context_file(request.ctx_file) if request.ctx_file else EvalContext()
-    registry = AssistantRegistry(root, cwd=request.cwd, max_concurrency=request.parallel)
+        package = _target(options, spec)
+    root = find_assistants_root(options.cwd, options.root) or package.root
+    context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
+    registry = AssistantRegistry(root, cwd=options.cwd, max_concurrency=options.parallel)
     try:
         assistant = registry.get(package)
         config = EvalConfig(
             assistant=assistant,
             registry=registry,
-            connector=request.connector,
-            user_id=request.user,
-            team_id=request.team,
-            locale=request.locale,
+            connector=options.connector,
+            user_id=options.user,
+            team_id=options.team,
+            locale=options.locale,
             context=context,
-            timeout=request.timeout,
-            parallel=request.parallel,
-            runs=request.runs,
-            fail_fast=request.fail_fast,
-            run_filter=_compile_filter(request.run_filter),
-            before_all=request.before_all,
-            after_all=request.after_all,
-            simulator=request.simulator,
-            retries=request.retries,
+            timeout=options.timeout,
+            parallel=options.parallel,
+            runs=options.runs,
+            fail_fast=options.fail_fast,
+            run_filter=_compile_filter(options.run_filter),
+            before_all=options.before_all,
+            after_all=options.after_all,
+            simulator=options.simulator,
+            retries=options.retries,
         )
         if spec.kind == "message":
-            return await _run_message(config, spec.value, request, view)
+            return await _run_message(config, spec.value, options, view)
         if spec.kind == "file":
             assert spec.path is not None
             cases = open_cases(spec.path, project_root=project_root_for(spec.path, package))
-            return await _run_cases(config, cases, request, view, spec)
+            return await _run_cases(config, cases, options, view, spec)
         if spec.kind == "script_tests":
             suite = load_suite(package, spec.value)
             return await _run_cases(
-                config, CaseSet.of(suite.cases()), request, view, spec, suite=suite
+                config, CaseSet.of(suite.cases()), options, view, spec, suite=suite
             )
         generated = await generate_cases(
             spec.value,
             assistant=assistant,
             registry=registry,
-            project_root=request.cwd,
+            project_root=options.cwd,
             timeout=config.timeout,
             warn=view.warning,
         )
-        return await _run_cases(config, CaseSet.of(generated), request, view, spec)
+        return await _run_cases(config, CaseSet.of(generated), options, view, spec)
     finally:
         await registry.aclose()
 
@@ -188,12 +192,12 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
 
 
-async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view: EvalView) -> int:
+async def _run_message(config: EvalConfig, text: str, options: EvalOptions, view: EvalView) -> int:
     case = parse_case(
         {"id": "T001", "input": text},
-        source_file=request.cwd / "<message>",
+        source_file=options.cwd / "<message>",
         line=1,
-        project_root=request.cwd,
+        project_root=options.cwd,
     )
     _preflight_connector(config, [CaseInfo.of(case)])
     started = time.perf_counter()
@@ -213,7 +217,7 @@ async def _run_message(config: EvalConfig, text: str, request: EvalRequest, view
 
 
 def _resolve_hooks(
-    package: Any, config: EvalConfig, cases: list[CaseInfo], source: str | None
+    package: AssistantPackage, config: EvalConfig, cases: list[CaseInfo], source: str | None
 ) -> None:
     """Find every hook the run names: a typo (no such file or function) is bad input, found
     before anything runs rather than as an error in each case that names it."""
@@ -260,26 +264,26 @@ class RunPlan:
     output_path: Path
     suite: ScriptSuite | None = None
     resumed: LoadedReport | None = None
-    kept: list[dict[str, Any]] = field(default_factory=list)
+    kept: list[CaseResult] = field(default_factory=list)
 
 
 async def _run_cases(
     config: EvalConfig,
     cases: CaseSet,
-    request: EvalRequest,
+    options: EvalOptions,
     view: EvalView,
     spec: InputSpec,
     *,
     suite: ScriptSuite | None = None,
 ) -> int:
     """Plan the run, run it, finish it: the exit code."""
-    cases, total = _selected_cases(config, cases, request, view)
-    if request.dry_run:
-        return _dry_run(cases, request, view, spec)
-    plan = _plan(config, cases, total, request, spec, suite)
-    _announce(plan, config, request, view)
-    _open_results(plan, config, request)
-    run = CaseRun(config, plan, request, view)
+    cases, total = _selected_cases(config, cases, options, view)
+    if options.dry_run:
+        return _dry_run(cases, options, view, spec)
+    plan = _plan(config, cases, total, options, spec, suite)
+    _announce(plan, config, options, view)
+    _open_results(plan, config, options)
+    run = CaseRun(config, plan, options, view)
     with _signals_to(run.on_signal):
         try:
             await run.run()
@@ -290,11 +294,11 @@ async def _run_cases(
 
 
 def _selected_cases(
-    config: EvalConfig, cases: CaseSet, request: EvalRequest, view: EvalView
+    config: EvalConfig, cases: CaseSet, options: EvalOptions, view: EvalView
 ) -> tuple[CaseSet, int]:
     """The cases of this shard that ``--run`` selects, and how many the shard holds."""
-    if request.shard:
-        index, count = parse_shard(request.shard)
+    if options.shard:
+        index, count = parse_shard(options.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
         view.info(f"Shard: {index}/{count} ({_count(len(cases), 'test case')})")
     total = len(cases)
@@ -308,7 +312,7 @@ def _plan(
     config: EvalConfig,
     cases: CaseSet,
     total: int,
-    request: EvalRequest,
+    options: EvalOptions,
     spec: InputSpec,
     suite: ScriptSuite | None,
 ) -> RunPlan:
@@ -324,23 +328,23 @@ def _plan(
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
     selected = cases.infos
     if config.run_filter is not None and not selected:
-        raise ConfigError(f"no test cases match pattern {request.run_filter!r}")
+        raise ConfigError(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
-    resumed = _resumed_results(request.resume) if request.resume else None
+    resumed = _resumed_results(options.resume) if options.resume else None
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
     output_path = (
-        request.output or request.resume or default_output_path(spec.path or request.cwd / "cases")
+        options.output or options.resume or default_output_path(spec.path or options.cwd / "cases")
     )
     # Before any output: an unknown extension, an output that is an input, a file that is
     # not a report, a folder that takes no file are bad input (exit 2), not lost results.
     writer = writer_for(
         output_path,
         stream=True,
-        inputs=_input_files(request, spec, suite),
-        force=request.force,
+        inputs=_input_files(options, spec, suite),
+        force=options.force,
     )
     return RunPlan(
         cases=cases,
@@ -356,7 +360,7 @@ def _plan(
     )
 
 
-def _announce(plan: RunPlan, config: EvalConfig, request: EvalRequest, view: EvalView) -> None:
+def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: EvalView) -> None:
     """The header and the info lines that say what is about to run."""
     package, connector, suite = config.assistant.package, plan.connector, plan.suite
     input_label, total, selected = plan.input_label, plan.total, plan.selected
@@ -364,7 +368,7 @@ def _announce(plan: RunPlan, config: EvalConfig, request: EvalRequest, view: Eva
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
     if connector:
-        view.info(f"Connector: {connector}" + (" (override)" if request.connector else ""))
+        view.info(f"Connector: {connector}" + (" (override)" if options.connector else ""))
     if suite is not None:
         view.info(f"Script: {input_label} ({_count(total, 'test function')})")
     else:
@@ -374,24 +378,24 @@ def _announce(plan: RunPlan, config: EvalConfig, request: EvalRequest, view: Eva
         view.warning(f"Skipped: {_count(skipped, 'test case')}")
     if run_filter is not None:
         matched = _count(len(selected), "test case")
-        view.info(f'Filter: "{request.run_filter}" ({matched} match)')
-    if request.ctx_file:
-        view.info(f"Context: {request.ctx_file}")
+        view.info(f'Filter: "{options.run_filter}" ({matched} match)')
+    if options.ctx_file:
+        view.info(f"Context: {options.ctx_file}")
     if config.runs > 1:
         view.info(f"Runs: {config.runs} per test case (stability analysis)")
-        if request.min_pass_rate < 100:
-            view.info(f"Min pass rate: {request.min_pass_rate:g}%")
+        if options.min_pass_rate < 100:
+            view.info(f"Min pass rate: {options.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     view.info(f"Parallel: {config.parallel}")
     if writer.stream_path is not None:
         view.info(f"Streaming results to {writer.stream_path}")
-    if request.resume:
-        view.info(f"Resume: {request.resume} ({len(kept)} finished results kept)")
+    if options.resume:
+        view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
 
 
-def _open_results(plan: RunPlan, config: EvalConfig, request: EvalRequest) -> None:
+def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> None:
     """Write the header (and the kept results) to the results file."""
     input_label, writer, kept = plan.input_label, plan.writer, plan.kept
     started_at = datetime.now(UTC)
@@ -408,7 +412,7 @@ def _open_results(plan: RunPlan, config: EvalConfig, request: EvalRequest) -> No
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
-            "options": header_options(request),
+            "options": header_options(options),
         },
     )
     # The kept results are on disk before anything runs, written back as they were read
@@ -445,10 +449,10 @@ class ResultTally:
         )
         self._count_kept(plan.kept)
 
-    def _count_kept(self, kept: list[dict[str, Any]]) -> None:
+    def _count_kept(self, kept: list[CaseResult]) -> None:
         """The kept results of ``--resume`` count as if this run had them."""
         counts, tracker = self.counts, self.tracker
-        tracked: set[tuple[str, Any]] = set()
+        tracked: set[tuple[str, int | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
             key = (previous.id, previous.run)
@@ -485,9 +489,9 @@ class CaseRun:
     tallied as they come; then the summary on disk and the exit code."""
 
     def __init__(
-        self, config: EvalConfig, plan: RunPlan, request: EvalRequest, view: EvalView
+        self, config: EvalConfig, plan: RunPlan, options: EvalOptions, view: EvalView
     ) -> None:
-        self.config, self.plan, self.request, self.view = config, plan, request, view
+        self.config, self.plan, self.options, self.view = config, plan, options, view
         self.interrupted = False
         self.signals = 0
         self.grace = stop_grace()
@@ -495,7 +499,7 @@ class CaseRun:
         self.failed_before_all: BeforeAllFailed | None = None
         self.duration_ms = 0
         self.run_task: asyncio.Future[RunOutcome] | None = None
-        self.tally = ResultTally(plan, view, runs=config.runs, min_pass_rate=request.min_pass_rate)
+        self.tally = ResultTally(plan, view, runs=config.runs, min_pass_rate=options.min_pass_rate)
         self.runner = EvalRunner(
             config,
             executor=None if plan.suite is None else ScriptExecutor(config, plan.suite),
@@ -553,10 +557,10 @@ class CaseRun:
             view.stop_progress()
         self.duration_ms = int((time.perf_counter() - clock) * 1000)
 
-    def close_results(self) -> tuple[dict[str, Any], list[CaseStability]]:
+    def close_results(self) -> tuple[RunSummary, list[CaseStability]]:
         """The summary and the ``--runs`` figures, written before AfterAll runs: a hook that
         hangs cannot cost them."""
-        config, request, tally = self.config, self.request, self.tally
+        config, options, tally = self.config, self.options, self.tally
         counts, tracker, write_failure = tally.counts, tally.tracker, tally.write_failure
         writer, output_path, duration_ms = self.plan.writer, self.plan.output_path, self.duration_ms
         package, connector = config.assistant.package, self.plan.connector
@@ -565,7 +569,7 @@ class CaseRun:
         )
         stability = tracker.results() if tracker is not None else []
         if tracker is not None:
-            summary.extra.update(stability_summary(stability, min_pass_rate=request.min_pass_rate))
+            summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
             summary.extra["runs_per_case"] = config.runs
         if write_failure is not None:
             writer.abandon()
@@ -579,9 +583,9 @@ class CaseRun:
         tally.write_failure = write_failure
         return summary, stability
 
-    def finish(self, summary: dict[str, Any], stability: list[CaseStability]) -> int:
+    def finish(self, summary: RunSummary, stability: list[CaseStability]) -> int:
         """Show the summary and the verdict; the exit code."""
-        view, request, writer = self.view, self.request, self.plan.writer
+        view, options, writer = self.view, self.options, self.plan.writer
         output_path = self.plan.output_path
         if self.failed_before_all is not None:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
@@ -599,7 +603,7 @@ class CaseRun:
                 f"Interrupted: {self.runner.delivered} finished results written to {written}"
             )
             return EXIT_INTERRUPTED
-        code = exit_code_for(summary, stability, request.min_pass_rate)
+        code = exit_code_for(summary, stability, options.min_pass_rate)
         view.banner(code == EXIT_OK)
         return code
 
@@ -610,9 +614,9 @@ def _resumable(error: OutputError, results: Path) -> OutputError:
     return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
 
 
-def _input_files(request: EvalRequest, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
+def _input_files(options: EvalOptions, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
     """The files the run reads, which no output may overwrite."""
-    files = [spec.path, suite.path if suite else None, request.ctx_file]
+    files = [spec.path, suite.path if suite else None, options.ctx_file]
     return [path for path in files if path is not None]
 
 
@@ -645,7 +649,7 @@ def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
         )
 
 
-def _dry_run(cases: Iterable[Case], request: EvalRequest, view: EvalView, spec: InputSpec) -> int:
+def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: InputSpec) -> int:
     """List the cases; with ``-o``, write them as a case file (never over an input, never
     over an existing file without ``--force``)."""
     from agentcli.eval.reports._files import (
@@ -655,18 +659,18 @@ def _dry_run(cases: Iterable[Case], request: EvalRequest, view: EvalView, spec: 
         probe_writable,
     )
 
-    if request.output is not None:
+    if options.output is not None:
         check_target(
-            request.output,
+            options.output,
             recognises=lambda head: False,  # a listing is a case file: only --force replaces one
-            inputs=_input_files(request, spec, None),
-            force=request.force,
+            inputs=_input_files(options, spec, None),
+            force=options.force,
         )
-        probe_writable(request.output)
+        probe_writable(options.output)
     for case in cases:
         view.dry_run_case(case)
-    if request.output is not None:
+    if options.output is not None:
         lines = [json.dumps(case.to_dict(), ensure_ascii=False) + "\n" for case in cases]
-        atomic_write_text(request.output, "".join(lines), errors=JSON_ERRORS)
-        view.output_file(str(request.output))
+        atomic_write_text(options.output, "".join(lines), errors=JSON_ERRORS)
+        view.output_file(str(options.output))
     return EXIT_OK

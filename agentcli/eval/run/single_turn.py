@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import AgentCliError
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
-from agentcli.eval.results.model import CaseResult, Trace
+from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
 from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result
 from agentcli.eval.run.runner import trace_of
 from agentcli.models.retry import RETRY_LOG
@@ -71,7 +71,8 @@ class SingleTurnExecutor(JudgingExecutor):
         )
 
 
-def _first_failure(assertions: list[Any]) -> str | None:
+def _first_failure(assertions: list[AssertionResult]) -> str | None:
+    """The message of the first assertion that failed."""
     for assertion in assertions:
         if not assertion.passed:
             return assertion.message
