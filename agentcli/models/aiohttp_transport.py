@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AiohttpTransport"]
 
-_READ_SIZE = 64 * 1024
-
 
 class _Response:
     """An aiohttp response as ``HttpResponse``: the body read as it arrives."""

@@ -21,7 +21,6 @@ from agentcli.errors import AgentCliError
 from agentcli.eval.checks.matching import (
     deep_equal,
     extract_json,
-    json_type,
     lookup_path,
     match_partial,
     normalize_path,
@@ -32,6 +31,7 @@ from agentcli.eval.checks.matching import (
 )
 from agentcli.eval.checks.rules import RULES
 from agentcli.eval.results.model import AssertionResult, ToolCall, Trace, Usage
+from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern
 
 if TYPE_CHECKING:

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern, pattern_problem
 
 if TYPE_CHECKING:
@@ -25,7 +24,6 @@ __all__ = [
     "compile_path",
     "deep_equal",
     "extract_json",
-    "json_type",
     "lookup_path",
     "match_partial",
     "normalize_path",

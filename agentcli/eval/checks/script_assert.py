@@ -18,8 +18,9 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentcli.eval.checks.matching import deep_equal, json_type, lookup_path, output_text, show
+from agentcli.eval.checks.matching import deep_equal, lookup_path, output_text, show
 from agentcli.eval.results.model import AssertionResult
+from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern
 
 __all__ = ["ALIASES", "Assert", "StopTest", "T"]

@@ -22,20 +22,6 @@ STATUS_ICONS = {
     "skipped": "⏭️",
 }
 
-SUMMARY_KEYS = (
-    "total",
-    "passed",
-    "failed",
-    "skipped",
-    "errors",
-    "timeouts",
-    "duration_ms",
-    "agent_id",
-    "connector",
-    "pass_rate",
-)
-
-
 # -- text forms ---------------------------------------------------------------------------
 
 

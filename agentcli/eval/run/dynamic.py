@@ -39,8 +39,7 @@ from agentcli.eval.results.model import (
     Turn,
     Usage,
 )
-from agentcli.eval.run.executor import JudgingExecutor
-from agentcli.eval.run.runner import trace_of
+from agentcli.eval.run.executor import JudgingExecutor, trace_of
 from agentcli.eval.run.services import ask_helper
 
 if TYPE_CHECKING:

@@ -15,15 +15,24 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcli.eval.checks.assertions import AssertionEnv, Subject
-from agentcli.eval.results.model import CaseResult
+from agentcli.eval.results.model import CaseResult, Trace
 from agentcli.eval.run.services import HookRunner, judge_with_agent
+from agentcli.jsonsafe import json_safe
 
 if TYPE_CHECKING:
+    from agentcli.assistant.request import Reply
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.eval.cases.model import Case
     from agentcli.eval.run.runner import EvalConfig
 
-__all__ = ["CaseExecutor", "JudgingExecutor", "assertion_env", "elapsed_ms", "error_result"]
+__all__ = [
+    "CaseExecutor",
+    "JudgingExecutor",
+    "assertion_env",
+    "elapsed_ms",
+    "error_result",
+    "trace_of",
+]
 
 
 class CaseExecutor(Protocol):
@@ -76,3 +85,21 @@ def error_result(case: Case, run: int | None, message: str, started: float) -> C
 def elapsed_ms(started: float) -> float:
     """Milliseconds since ``started`` (``time.perf_counter``), to the microsecond."""
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def trace_of(reply: Reply) -> Trace:
+    """The report trace of an assistant reply: its tool calls and usage are the trace's
+    (the reply is the case's own; nothing else holds it)."""
+    # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
+    # inside itself or too deep for the writers must not cost the results file.
+    for call in reply.tool_calls:
+        call.arguments = json_safe(call.arguments)
+        call.result = json_safe(call.result)
+    return Trace(
+        completion=reply.text,
+        tool_calls=reply.tool_calls,
+        next=json_safe(reply.next),
+        usage=reply.usage,
+        logs=json_safe(reply.trace) or None,
+        sent=json_safe(reply.sent) or None,
+    )

@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.assistant.identity import Identity, resolve_identity
-from agentcli.assistant.session import Assistant, AssistantRegistry, Reply, RequestOptions
+from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
-from agentcli.eval.results.model import CaseResult, Trace
-from agentcli.eval.run.executor import CaseExecutor, error_result
+from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.dynamic import DynamicExecutor
+from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
+from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
-from agentcli.jsonsafe import json_safe
 from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
@@ -450,24 +451,6 @@ class EvalRunner:
             self.log(f"after script failed ({case.id}): {error}", "warning")
 
 
-def trace_of(reply: Reply) -> Trace:
-    """The report trace of an assistant reply: its tool calls and usage are the trace's
-    (the reply is the case's own; nothing else holds it)."""
-    # What user code returned (tool results, Next data, trace nodes) as plain JSON: a value
-    # inside itself or too deep for the writers must not cost the results file.
-    for call in reply.tool_calls:
-        call.arguments = json_safe(call.arguments)
-        call.result = json_safe(call.result)
-    return Trace(
-        completion=reply.text,
-        tool_calls=reply.tool_calls,
-        next=json_safe(reply.next),
-        usage=reply.usage,
-        logs=json_safe(reply.trace) or None,
-        sent=json_safe(reply.sent) or None,
-    )
-
-
 def _hook_summary(result: CaseResult) -> dict[str, Any]:
     """What After and AfterAll hooks see of a result."""
     summary = {
@@ -496,11 +479,6 @@ def failed(result: CaseResult) -> bool:
 def _case_file_executors(config: EvalConfig, hooks: HookRunner) -> Callable[[Case], CaseExecutor]:
     """Which executor plays a case of a case file: dynamic ones by the simulator, the
     others single-turn, both judging through one assertion environment."""
-    # Imported here: the executors read ``trace_of`` from this module.
-    from agentcli.eval.run.dynamic import DynamicExecutor
-    from agentcli.eval.run.executor import assertion_env
-    from agentcli.eval.run.single_turn import SingleTurnExecutor
-
     env = assertion_env(config.registry, hooks)
     single, dynamic = SingleTurnExecutor(config, env), DynamicExecutor(config, env)
     return lambda case: dynamic if case.is_dynamic else single

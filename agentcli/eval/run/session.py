@@ -34,6 +34,7 @@ from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
 from agentcli.eval.run.dynamic import check_simulators
+from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
 from agentcli.eval.run.request import (
     InputSpec,
@@ -48,7 +49,6 @@ from agentcli.eval.run.runner import (
     RunOutcome,
     failed,
     stop_grace,
-    trace_of,
 )
 from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, resolve_script_ref
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.errors import AgentCliError
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
-from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result
-from agentcli.eval.run.runner import trace_of
+from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result, trace_of
 from agentcli.models.retry import RETRY_LOG
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ import pytest
 from agentcli.eval.checks.matching import (
     deep_equal,
     extract_json,
-    json_type,
     lookup_path,
     match_partial,
     normalize_path,
@@ -16,6 +15,7 @@ from agentcli.eval.checks.matching import (
     tool_name_matches,
 )
 from agentcli.eval.results.model import ToolCall
+from agentcli.jsonsafe import json_type
 
 
 def test_output_text_keeps_unicode_and_does_not_html_escape():
