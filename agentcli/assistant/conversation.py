@@ -146,14 +146,17 @@ class Conversation:
         if self.options.skip.get("history"):
             self.reset()  # the input carries the whole conversation
         history = self.history
-        hook_options = {
-            "connector": self.options.connector,
-            "locale": ctx.locale,
-            "mode": self.options.mode,
-            "metadata": ctx.metadata,
-            "skip": dict(self.options.skip),
-        }
-        create = await self.assistant.hooks.run_create(ctx, [*history, *new_messages], hook_options)
+        hooks = self.assistant.hooks
+        create = None
+        if hooks.create is not None:  # the hook's arguments are built only for a hook
+            hook_options = {
+                "connector": self.options.connector,
+                "locale": ctx.locale,
+                "mode": self.options.mode,
+                "metadata": ctx.metadata,
+                "skip": dict(self.options.skip),
+            }
+            create = await hooks.run_create(ctx, [*history, *new_messages], hook_options)
         if create is not None:
             if create.uses is not None or create.force_uses is not None:
                 # Yao's wrapper tools (vision, search, ...) have no counterpart here; say so
@@ -233,7 +236,9 @@ class Conversation:
     async def _finish(self, ctx: Context, turn: TurnResult, connector: str) -> Reply:
         activities = self._activities(turn)
         next_data = None
-        if turn.reason != "aborted":  # an aborted turn was stopped on purpose: no post-processing
+        hooks = self.assistant.hooks
+        # An aborted turn was stopped on purpose: no post-processing.
+        if turn.reason != "aborted" and hooks.next is not None:
             payload = {
                 "messages": self.history,
                 "completion": {
@@ -248,7 +253,7 @@ class Conversation:
                 "error": turn.error,
             }
             options = {"connector": connector, "locale": ctx.locale, "metadata": ctx.metadata}
-            after = await self.assistant.hooks.run_next(ctx, payload, options)
+            after = await hooks.run_next(ctx, payload, options)
             if after is not None and after.delegate is not None:
                 return await self._delegate(ctx, after.delegate, self.history, [])
             if after is not None and after.has_data:

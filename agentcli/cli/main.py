@@ -69,6 +69,16 @@ def _tolerant_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _skip_final_collections() -> None:
+    """The command is done and the process ends: freeze what is left, so the interpreter's
+    last garbage collections do not walk it all again (0.1 s after a run of 500 cases,
+    bench/latency.py). Objects are still freed as the interpreter ends; files were closed
+    by the command that wrote them."""
+    import gc
+
+    gc.freeze()
+
+
 def main() -> None:
     """Entry point of the ``agent`` console script."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -81,6 +91,7 @@ def main() -> None:
             from agentcli.interrupts import leave_interrupted
 
             leave_interrupted()
+        _skip_final_collections()
         raise
     except KeyboardInterrupt:
         from agentcli.interrupts import leave_interrupted

@@ -17,10 +17,15 @@ from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.jsonsafe import json_type_words
 
-__all__ = ["MAX_PROBLEMS", "CaseInfo", "CaseSet", "load_cases", "open_cases"]
+__all__ = ["KEEP_PARSED", "MAX_PROBLEMS", "CaseInfo", "CaseSet", "load_cases", "open_cases"]
 
 # A systematic mistake in a 100k-line file should not print 100k lines.
 MAX_PROBLEMS = 100
+
+# A .jsonl file of up to this many cases keeps the cases its validation parsed (a few MB),
+# so the run does not parse each one again on the network path (W2); a longer file is
+# parsed again case by case as the run goes, so 100,000 cases are never held (W3).
+KEEP_PARSED = 5_000
 
 
 def load_cases(path: Path, *, project_root: Path) -> list[Case]:
@@ -55,9 +60,10 @@ class CaseInfo:
 
 
 class CaseSet:
-    """The cases of a run. From a ``.jsonl`` file they are parsed again, case by case, as the
-    run iterates them, so a 100,000-case file is never held in memory as objects; other
-    sources (read whole anyway) keep their cases. ``where`` narrows the set by id."""
+    """The cases of a run. From a ``.jsonl`` file of more than ``KEEP_PARSED`` cases they are
+    parsed again, case by case, as the run iterates them, so a 100,000-case file is never
+    held in memory as objects; smaller files and other sources keep their cases. ``where``
+    narrows the set by id."""
 
     def __init__(
         self,
@@ -119,15 +125,16 @@ def open_cases(path: Path, *, project_root: Path) -> CaseSet:
     and return it as a ``CaseSet``."""
     streamed = path.suffix.lower() == ".jsonl"
     infos: list[CaseInfo] = []
-    kept: list[Case] | None = None if streamed else []
+    kept: list[Case] = []
 
     def add(case: Case) -> None:
         infos.append(CaseInfo.of(case))
-        if kept is not None:
+        if not streamed or len(kept) < KEEP_PARSED:
             kept.append(case)
 
     _scan(path, project_root, add)
-    return CaseSet(infos, cases=kept, path=path, project_root=project_root)
+    whole = not streamed or len(infos) <= KEEP_PARSED
+    return CaseSet(infos, cases=kept if whole else None, path=path, project_root=project_root)
 
 
 def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:

@@ -13,6 +13,7 @@ so ``agent eval`` streams their results to a JSON Lines file beside them as well
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
@@ -25,11 +26,7 @@ from agentcli.secrets import redact_data
 from ._buffered import BufferedWriter
 from ._files import Target, check_target, probe_writable
 from ._redact import redacted
-from .html import HtmlWriter
-from .json_report import JsonWriter
 from .jsonl import JsonlWriter
-from .junit import JunitWriter
-from .markdown import MarkdownWriter
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -73,16 +70,17 @@ class ReportWriter(Protocol):
         ...
 
 
-_WRITERS: dict[str, Callable[[Path], JsonlWriter | BufferedWriter]] = {
-    ".jsonl": JsonlWriter,
-    ".json": JsonWriter,
-    ".md": MarkdownWriter,
-    ".markdown": MarkdownWriter,
-    ".html": HtmlWriter,
-    ".htm": HtmlWriter,
-    ".xml": JunitWriter,
+# Each whole-document writer (module, class) is imported when a run asks for its format:
+# an eval writing JSON Lines does not load the HTML, XML and Markdown writers.
+_WRITERS: dict[str, tuple[str, str]] = {
+    ".json": ("json_report", "JsonWriter"),
+    ".md": ("markdown", "MarkdownWriter"),
+    ".markdown": ("markdown", "MarkdownWriter"),
+    ".html": ("html", "HtmlWriter"),
+    ".htm": ("html", "HtmlWriter"),
+    ".xml": ("junit", "JunitWriter"),
 }
-SUPPORTED_EXTENSIONS = tuple(_WRITERS)
+SUPPORTED_EXTENSIONS = (".jsonl", *_WRITERS)
 
 
 def stream_path(path: Path) -> Path:
@@ -212,12 +210,16 @@ def writer_for(
 def _plain_writer(path: Path) -> JsonlWriter | BufferedWriter:
     """The writer of ``path``'s format, without redaction or a stream beside it."""
     suffix = path.suffix.lower()
-    if not suffix:
+    if not suffix or suffix == ".jsonl":
         return JsonlWriter(path)
-    writer = _WRITERS.get(suffix)
-    if writer is None:
+    found = _WRITERS.get(suffix)
+    if found is None:
         raise ConfigError(
             f"cannot write report {path}: unknown extension {path.suffix!r}",
             hint="use one of " + ", ".join(SUPPORTED_EXTENSIONS) + " (.xml = JUnit)",
         )
+    module, name = found
+    writer: Callable[[Path], BufferedWriter] = getattr(
+        importlib.import_module(f"{__name__}.{module}"), name
+    )
     return writer(path)

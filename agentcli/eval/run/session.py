@@ -36,6 +36,7 @@ from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summa
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
+from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
 from agentcli.eval.run.request import (
     InputSpec,
     classify_input,
@@ -438,8 +439,15 @@ class ResultTally:
     and (``--runs``) gathered into each case's stability figures. It holds nothing of the
     runner that feeds it, so a finished run leaves no reference cycle behind."""
 
-    def __init__(self, plan: RunPlan, view: EvalView, *, runs: int, min_pass_rate: float) -> None:
-        self.writer, self.view = plan.writer, view
+    def __init__(
+        self,
+        plan: RunPlan,
+        show_stability: Callable[[CaseStability], object],
+        *,
+        runs: int,
+        min_pass_rate: float,
+    ) -> None:
+        self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
         self.counts: dict[str, int] = {}
         self.write_failure: OutputError | None = None
@@ -480,7 +488,7 @@ class ResultTally:
             return failed(result)
         finished = tracker.add(result)
         if finished is not None:
-            self.view.stability(finished)
+            self.show_stability(finished)
         return not tracker.can_still_reach(result.id, self.runs, self.min_pass_rate)
 
 
@@ -499,13 +507,23 @@ class CaseRun:
         self.failed_before_all: BeforeAllFailed | None = None
         self.duration_ms = 0
         self.run_task: asyncio.Future[RunOutcome] | None = None
-        self.tally = ResultTally(plan, view, runs=config.runs, min_pass_rate=options.min_pass_rate)
+        # Events and results reach the view and the file through the outbox: batched
+        # under --parallel, so their bookkeeping stays off the network path.
+        # (The callbacks hold the outbox, the view and the tally, never this object: a
+        # finished run leaves no reference cycle behind.)
+        self.outbox = outbox = Outbox(BATCH_DELAY if config.parallel > 1 else 0)
+        self.tally = tally = ResultTally(
+            plan,
+            lambda stats: outbox.put(view.stability, stats),
+            runs=config.runs,
+            min_pass_rate=options.min_pass_rate,
+        )
         self.runner = EvalRunner(
             config,
             executor=None if plan.suite is None else ScriptExecutor(config, plan.suite),
-            on_event=view.on_event,
-            on_result=self.tally.on_result,
-            stop_when=self.tally.stop_when,
+            on_event=lambda event: outbox.put(view.on_event, event),
+            on_result=lambda result: outbox.put(tally.on_result, result),
+            stop_when=tally.stop_when,
         )
 
     def on_signal(self, signum: int) -> None:
@@ -515,6 +533,7 @@ class CaseRun:
         if self.signals == 1:  # stop: finished results, the summary, clean-up within the grace
             self.interrupted = True
             note_interrupt(signum)
+            self._hand_on()
             self.view.warning(
                 f"Stopping: hooks still running get {self.grace:g}s to finish "
                 "(a second Ctrl-C stops them now)"
@@ -535,6 +554,8 @@ class CaseRun:
         clock = time.perf_counter()
         self.run_task = run_task = asyncio.ensure_future(runner.run(self.plan.cases))
         self.tally.stop_run = run_task.cancel
+        # A batch that cannot be handed on stops the run; ``run`` raises its failure.
+        self.outbox.on_failure = lambda failure: run_task.cancel()
         # Everything loaded so far (modules, the package, every case's summary) lives for the
         # whole run: frozen, the collector's full passes skip it instead of walking it again
         # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
@@ -542,11 +563,13 @@ class CaseRun:
         freeze = gc.get_freeze_count() == 0
         if freeze:
             gc.freeze()
+        outbox = self.outbox
         try:
             outcome = await run_task
             self.before_all_data = outcome.before_all_data
         except asyncio.CancelledError:
-            if not self.interrupted and self.tally.write_failure is None:
+            stopped = self.interrupted or self.tally.write_failure or outbox.failure
+            if not stopped:
                 raise
             runner.flush_finished()
         except BeforeAllFailed as error:
@@ -554,8 +577,19 @@ class CaseRun:
         finally:
             if freeze:
                 gc.unfreeze()
+            self._hand_on()
+            outbox.delay = 0  # AfterAll's lines and the summary are shown as they come
             view.stop_progress()
         self.duration_ms = int((time.perf_counter() - clock) * 1000)
+        if outbox.failure is not None:
+            raise outbox.failure
+
+    def _hand_on(self) -> None:
+        """Hand on what the outbox holds now; a failure is kept for ``run`` to raise."""
+        try:
+            self.outbox.drain()
+        except Exception as error:
+            self.outbox.failure = self.outbox.failure or error
 
     def close_results(self) -> tuple[RunSummary, list[CaseStability]]:
         """The summary and the ``--runs`` figures, written before AfterAll runs: a hook that
