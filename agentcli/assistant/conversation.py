@@ -22,7 +22,7 @@ from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
 from agentcli.models.base import Model, ModelSettings
-from agentcli.runtime.agent import Agent, TurnResult, as_messages
+from agentcli.runtime.agent import DEFAULT_MAX_STEPS, Agent, TurnResult, as_messages
 from agentcli.runtime.messages import Message, new_id, to_llm_messages
 from agentcli.runtime.plugins import Step
 from agentcli.runtime.storage import Entry, MemoryStorage, Storage
@@ -217,16 +217,24 @@ class Conversation:
             max_tokens=_pick(create.max_tokens if create else None, options.get("max_tokens")),
             extra={k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
         )
+        package = self.assistant.package
         if self.agent is None:
             self.agent = Agent(
                 model,
-                max_steps=self.options.max_steps,
                 storage=self.storage,
                 plugins=[PackagePlugin(self)],
+                tool_execution=package.tool_execution,
             )
             if self.options.on_event is not None:
                 self.agent.subscribe(self.options.on_event)
         agent = self.agent
+        # Per request: a Create hook may set it for this turn only.
+        agent.max_steps = (
+            (create.max_steps if create else None)
+            or self.options.max_steps
+            or package.max_steps
+            or DEFAULT_MAX_STEPS
+        )
         agent.model = model
         agent.tools = {tool.name: tool for tool in tools}
         agent.settings = settings
@@ -284,7 +292,8 @@ class Conversation:
         for call in turn.tool_calls:
             tool = tools.get(call.name)
             result = results.get(call.id)
-            error = result.text() if result is not None and result.is_error else None
+            failed = result if result is not None and result.is_error else None
+            error = failed.text() if failed is not None else None
             activities.append(
                 ToolCall(
                     id=call.id,
@@ -293,6 +302,7 @@ class Conversation:
                     arguments=call.arguments,
                     result=None if result is None or error is not None else result.content,
                     error=error,
+                    error_type=failed.details.get("error_type") if failed is not None else None,
                 )
             )
         return activities

@@ -40,6 +40,7 @@ _CREATE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "delegate": ((dict,), "an object with agent_id"),
     "uses": ((dict,), "an object"),
     "force_uses": ((bool,), "true or false"),
+    "max_steps": ((int,), "a positive integer"),
 }
 CREATE_FIELDS = tuple(_CREATE_TYPES)
 NEXT_FIELDS = ("data", "delegate", "metadata")
@@ -70,6 +71,7 @@ class CreateResult:
     delegate: Delegate | None = None
     uses: dict[str, Any] | None = None
     force_uses: bool | None = None
+    max_steps: int | None = None
 
 
 @dataclass(slots=True)
@@ -183,6 +185,10 @@ class Hooks:
                 raise HookError(f"{where}: {key} must be {expected}, got {type(item).__name__}")
         if value.get("connector") == "":
             raise HookError(f"{where}: connector must not be empty")
+        if value.get("max_steps") is not None and value["max_steps"] < 1:
+            raise HookError(
+                f"{where}: max_steps must be a positive integer, got {value['max_steps']}"
+            )
         result = CreateResult(**{k: v for k, v in value.items() if k != "delegate"})
         result.delegate = _delegate(value.get("delegate"), where)
         return result

@@ -18,7 +18,15 @@ from agentcli.assistant.jsonc import load_jsonc
 from agentcli.choices import one_of
 from agentcli.errors import PackageError
 
-__all__ = ["SUFFIXES", "TRANSPORTS", "ToolServerSpec", "Transport", "load_tool_servers"]
+__all__ = [
+    "SUFFIXES",
+    "TRANSPORTS",
+    "ToolServerSpec",
+    "Transport",
+    "check_sequential",
+    "is_sequential",
+    "load_tool_servers",
+]
 
 SUFFIXES = (".mcp.yao", ".mcp.json", ".mcp.jsonc")
 # process: tools in the package's own Python; stdio: a subprocess; http / sse: a URL
@@ -56,6 +64,9 @@ class ToolServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    # tools whose calls never run beside other calls (they share state: a database);
+    # True: every tool of the server
+    sequential: frozenset[str] | bool = frozenset()
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     schema_paths: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. unset $ENV variables
@@ -102,6 +113,7 @@ def _load_spec(
         label=_string(data, "label", where),
         description=_string(data, "description", where),
         timeout=_timeout(data.get("timeout"), where),
+        sequential=_sequential(data.get("sequential"), where),
     )
     if transport == "process":
         spec.tools = _string_map(data, "tools", where, env=None)
@@ -111,6 +123,7 @@ def _load_spec(
                 path=where,
                 hint='e.g. "tools": {"search": "tools.Search"} for src/tools.py:Search',
             )
+        check_sequential(spec, list(spec.tools))
     elif transport == "stdio":
         command = _substitute(_string(data, "command", where), "command", where, env, required=True)
         if not command:
@@ -193,6 +206,44 @@ def _string_map(data: dict[str, Any], key: str, where: str, *, env: _Env | None)
         text = str(item)
         result[str(name)] = text if env is None else _substitute(text, f"{key}.{name}", where, env)
     return result
+
+
+def _sequential(value: Any, where: str) -> frozenset[str] | bool:
+    """``sequential``: the tools whose calls run alone, one at a time (true: all of them)."""
+    if value is None or value is False:
+        return frozenset()
+    if value is True:
+        return True
+    if not isinstance(value, list) or not all(isinstance(name, str) and name for name in value):
+        raise PackageError(
+            "`sequential` must be a list of tool names (or true for every tool)",
+            path=where,
+            hint='e.g. "sequential": ["book_reservation"]',
+        )
+    return frozenset(value)
+
+
+def check_sequential(spec: ToolServerSpec, tools: list[str]) -> None:
+    """Every tool ``sequential`` names is one of the server's ``tools``: a misspelt name
+    would let calls that share state run at once."""
+    if isinstance(spec.sequential, bool):
+        return
+    for name in sorted(spec.sequential):
+        if name not in tools:
+            import difflib
+
+            close = difflib.get_close_matches(name, tools, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"its tools: {', '.join(tools)}"
+            raise PackageError(
+                f"`sequential` names {name!r}, which is not a tool of server {spec.id!r}",
+                path=str(spec.path),
+                hint=hint,
+            )
+
+
+def is_sequential(spec: ToolServerSpec, tool: str) -> bool:
+    """Whether calls of ``tool`` (a bare name) must run alone."""
+    return spec.sequential if isinstance(spec.sequential, bool) else tool in spec.sequential
 
 
 def _timeout(value: Any, where: str) -> float | None:

@@ -15,13 +15,16 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.jsonc import parse_jsonc, read_text
 from agentcli.datafiles import load_yaml
 from agentcli.errors import ConfigError, PackageError, UnknownAssistantError
 from agentcli.jsonsafe import expected_words, json_type_words
 from agentcli.schemas import ShippedSchema
+
+if TYPE_CHECKING:
+    from agentcli.runtime.agent import ToolExecution
 
 __all__ = [
     "PACKAGE_FILES",
@@ -85,6 +88,8 @@ class AssistantPackage:
     modes: list[str] = field(default_factory=list)
     default_mode: str | None = None
     disable_global_prompts: bool = False
+    max_steps: int | None = None  # None: the runtime's default (20)
+    tool_execution: ToolExecution = "parallel"
     mcp: list[McpServerRef] = field(default_factory=list)
     uses: dict[str, Any] = field(default_factory=dict)
     search: dict[str, Any] = field(default_factory=dict)
@@ -235,6 +240,11 @@ class _Problems:
             return self.fail(name, f"must be {_expected(schema)}, got {json_type_words(instance)}")
         if kind == "minLength":
             return self.fail(name, "must not be empty")
+        if kind == "minimum":
+            return self.fail(name, f"must be at least {error.validator_value}, got {instance}")
+        if kind == "enum":
+            choices = ", ".join(str(c) for c in error.validator_value if c is not None)
+            return self.fail(name, f"must be one of {choices}, got {json.dumps(instance)}")
         return self.fail(name, str(error.message))
 
 
@@ -258,8 +268,9 @@ def _values(data: dict[str, Any]) -> dict[str, Any]:
     copy of the file's value (``substitute_env`` builds new containers)."""
     known = PACKAGE_SCHEMA.schema["properties"]
     values = {key: value for key, value in data.items() if key in known and value is not None}
-    if "sort" in values:
-        values["sort"] = int(values["sort"])  # 1.0 is an integer to JSON Schema
+    for key in ("sort", "max_steps"):
+        if key in values:
+            values[key] = int(values[key])  # 1.0 is an integer to JSON Schema
     options = values.get("options", {})
     for key in ("max_tokens", "max_completion_tokens"):
         if options.get(key) is not None:

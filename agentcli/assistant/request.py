@@ -32,7 +32,7 @@ class RequestOptions:
     authorized: dict[str, Any] = field(default_factory=dict)
     skip: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None
-    max_steps: int = 20
+    max_steps: int | None = None  # the caller's limit (CLI, case); None: the package's
     on_event: Callable[[Event], object] | None = None
     on_output: Callable[[OutputMessage], object] | None = None
 
@@ -48,10 +48,11 @@ class ToolCall:
     arguments: Any = None
     result: Any = None
     error: str | None = None
+    error_type: str | None = None  # the exception class of a tool that raised
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``id, server, tool, arguments, result, error``."""
-        return {
+        """JSON form: ``id, server, tool, arguments, result, error[, error_type]``."""
+        data = {
             "id": self.id,
             "server": self.server,
             "tool": self.tool,
@@ -59,6 +60,9 @@ class ToolCall:
             "result": self.result,
             "error": self.error,
         }
+        if self.error_type is not None:
+            data["error_type"] = self.error_type
+        return data
 
 
 @dataclass(slots=True)

@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.mcp_client import McpConnection
-from agentcli.assistant.mcps import ToolServerSpec, load_tool_servers
+from agentcli.assistant.mcps import (
+    ToolServerSpec,
+    check_sequential,
+    is_sequential,
+    load_tool_servers,
+)
 from agentcli.assistant.package import McpServerRef
 from agentcli.errors import AgentCliError, PackageError, ToolError
 from agentcli.pysource import load_source_module
@@ -373,12 +378,15 @@ class ToolBox:
             label=bare,
             server=spec.id,
             bare_name=bare,
+            sequential=is_sequential(spec, bare),
         )
 
     async def _mcp_tools(self, spec: ToolServerSpec) -> list[Tool]:
         connection = self._connection(spec)
         tools = []
-        for info in await connection.list_tools():
+        listed = await connection.list_tools()
+        check_sequential(spec, [info.name for info in listed])
+        for info in listed:
             parameters = self._schema(spec, info.name) or info.input_schema or dict(_EMPTY_SCHEMA)
             tools.append(
                 Tool(
@@ -389,6 +397,7 @@ class ToolBox:
                     label=info.name,
                     server=spec.id,
                     bare_name=info.name,
+                    sequential=is_sequential(spec, info.name),
                 )
             )
         return tools

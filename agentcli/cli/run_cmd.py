@@ -65,6 +65,12 @@ def run(
     chat: bool = typer.Option(
         False, "--chat", help="Chat even when stdin is not a terminal (one line per message)."
     ),
+    max_steps: int | None = typer.Option(
+        None,
+        "--max-steps",
+        min=1,
+        help="Model calls a turn may make (default: package.yao's max_steps, else 20).",
+    ),
 ) -> None:
     """Send one message and stream the answer, or chat."""
     from agentcli.assistant.session import AssistantRegistry
@@ -75,11 +81,12 @@ def run(
         flexible = connector is not None or resume
         assistant, message = _assistant_or_message(registry, target, message, flexible)
     if assistant is None and not resume:
-        _connector_only(connector, message, json_events, verbose, session, chat)
+        _connector_only(connector, message, json_events, verbose, session, chat, max_steps)
         return
     from agentcli.cli.sessions import open_session
 
     options = _request_options(ctx_file, connector, locale, user, team)
+    options.max_steps = max_steps
     interactive = message is None and (chat or sys.stdin.isatty())
     if interactive and json_events:
         raise _usage("--json needs a message (or piped input); it has no chat mode")
@@ -213,6 +220,7 @@ def _connector_only(
     verbose: bool,
     session: str | None,
     chat: bool,
+    max_steps: int | None,
 ) -> None:
     """``agent run -c <connector> "message"``: one turn with the bare model."""
     import asyncio
@@ -228,6 +236,8 @@ def _connector_only(
     if message is None:
         message = _stdin_message()
     agent = Agent(resolve_connector(connector))
+    if max_steps is not None:
+        agent.max_steps = max_steps
     printer = TurnPrinter(json_events=json_events, verbose=verbose)
     agent.subscribe(printer.on_event)
     result = asyncio.run(agent.prompt(message))

@@ -41,12 +41,21 @@ from agentcli.runtime.storage import Entry, EntryType, MemoryStorage, Storage
 from agentcli.runtime.tools import AfterToolCall, ArgumentValidator, BeforeToolCall, Tool, ToolCall
 from agentcli.runtime.turns import LENGTH_CUT, Turn, TurnResult
 
-__all__ = ["LENGTH_CUT", "Agent", "IfBusy", "ToolExecution", "TurnResult", "as_messages"]
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "LENGTH_CUT",
+    "Agent",
+    "IfBusy",
+    "ToolExecution",
+    "TurnResult",
+    "as_messages",
+]
 
 # what ``send``/``run`` do with input that arrives while a turn runs
 IfBusy = Literal["defer", "join", "reject"]
 _IF_BUSY: tuple[IfBusy, ...] = get_args(IfBusy)
 ToolExecution = Literal["parallel", "sequential"]
+DEFAULT_MAX_STEPS = 20  # model calls per turn unless the agent is given another limit
 
 
 class Agent:
@@ -67,7 +76,7 @@ class Agent:
         instructions: str = "",
         tools: Iterable[Tool] = (),
         settings: ModelSettings | None = None,
-        max_steps: int = 20,
+        max_steps: int = DEFAULT_MAX_STEPS,
         storage: Storage | None = None,
         tool_execution: ToolExecution = "parallel",
         before_tool_call: BeforeToolCall | None = None,

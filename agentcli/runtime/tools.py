@@ -301,13 +301,23 @@ class ToolExecutor:
         """Execute ``calls`` and return their results in the given order."""
         from agentcli.runtime.events import ToolExecutionStart
 
+        if not self.parallel or any(self._sequential(call) for call in calls):
+            # One by one, each start -> checks -> run -> end before the next call starts:
+            # tools that share state (a database) see each other's effects in order.
+            for call in calls:
+                await self.emit(ToolExecutionStart(turn_id=self.turn_id, call=call))
+                item = await self._preflight(call)
+                if item.result is None:
+                    await self._execute(item)
+                else:
+                    await self._finalize(call, item.result, 0.0)
+            return [self.finished[call.id] for call in calls]
         prepared: list[_Prepared] = []
         for call in calls:
             await self.emit(ToolExecutionStart(turn_id=self.turn_id, call=call))
             prepared.append(await self._preflight(call))
         runnable = [p for p in prepared if p.result is None]
-        sequential = not self.parallel or any(p.tool and p.tool.sequential for p in runnable)
-        if sequential or len(runnable) <= 1:
+        if len(runnable) <= 1:
             for item in runnable:
                 await self._execute(item)
         else:
@@ -320,6 +330,11 @@ class ToolExecutor:
                     item.call, item.result or _error(item.call, "not executed"), 0.0
                 )
         return [self.finished[call.id] for call in calls]
+
+    def _sequential(self, call: ToolCall) -> bool:
+        """Whether ``call`` is to a tool that must run alone (its batch then runs in order)."""
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.sequential
 
     async def _preflight(self, call: ToolCall) -> _Prepared:
         tool = self.tools.get(call.name)
@@ -378,7 +393,9 @@ class ToolExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a raising tool is a result the model can react to
-            result = _error(call, f"{type(error).__name__}: {error}")
+            # The model reads the message, as a person would; the class stays in the trace.
+            result = _error(call, str(error) or type(error).__name__)
+            result.details["error_type"] = type(error).__name__
         else:
             if isinstance(value, ToolResult):
                 value.call_id, value.name = call.id, call.name

@@ -240,3 +240,23 @@ async def test_async_delegate_loop_is_stopped_too(registry, tmp_path: Path) -> N
     )
     with pytest.raises(HookError, match="depth limit"):
         await registry.get("self").respond("hi")
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "max_steps must be a positive integer, got 0"),
+        ("'20'", "max_steps must be a positive integer, got str"),
+        ("True", "max_steps must be a positive integer, got bool"),
+    ],
+)
+async def test_create_max_steps_is_a_positive_integer(tmp_path: Path, value, problem) -> None:
+    hooks = hooks_from(
+        tmp_path, f"def Create(ctx, messages):\n    return {{'max_steps': {value}}}\n"
+    )
+    with pytest.raises(HookError, match=problem):
+        await hooks.run_create(None, MESSAGES, {})
+    fine = hooks_from(
+        tmp_path / "fine", "def Create(ctx, messages):\n    return {'max_steps': 60}\n"
+    )
+    assert (await fine.run_create(None, MESSAGES, {})).max_steps == 60

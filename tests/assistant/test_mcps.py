@@ -175,6 +175,11 @@ def test_input_schemas_from_mapping(tmp_path: Path) -> None:
         ('{"transport": "stdio", "command": "x", "arguments": "a b"}', "`arguments` must be"),
         ('{"transport": "stdio", "command": "x", "timeout": -1}', "`timeout` must be"),
         ('{"transport": "process", "tools": ["a"]}', "`tools` must be an object"),
+        (
+            '{"transport": "stdio", "command": "x", "sequential": "a"}',
+            "`sequential` must be a list",
+        ),
+        ('{"tools": {"a": "t.a"}, "sequential": ["b"]}', "`sequential` names 'b'"),
         ("[1, 2]", "must be a JSON object"),
         ('{"transport": "stdio",\n "command": }', ":2:"),
     ],
@@ -221,3 +226,18 @@ def test_duplicate_server_id_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(PackageError, match="defined twice"):
         load_tool_servers(tmp_path)
+
+
+def test_sequential_names_tools_or_every_tool(tmp_path: Path) -> None:
+    from agentcli.assistant.mcps import is_sequential
+
+    write(
+        tmp_path,
+        {
+            "mcps/db.mcp.yao": '{"tools": {"book": "t.book", "look": "t.look"}, "sequential": ["book"]}',
+            "mcps/all.mcp.yao": '{"transport": "stdio", "command": "x", "sequential": true}',
+        },
+    )
+    every, db = load_tool_servers(tmp_path)
+    assert (is_sequential(db, "book"), is_sequential(db, "look")) == (True, False)
+    assert is_sequential(every, "anything")

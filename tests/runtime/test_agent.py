@@ -104,6 +104,36 @@ async def test_a_sequential_tool_makes_its_batch_sequential(scripted):
     assert active["max"] == 1
 
 
+@pytest.mark.parametrize(
+    ("execution", "order"),
+    [
+        ("parallel", ["start a", "start b", "start c", "end a", "end b", "end c"]),
+        ("sequential", ["start a", "end a", "start b", "end b", "start c", "end c"]),
+    ],
+)
+async def test_sequential_execution_runs_each_call_start_to_end_before_the_next(
+    scripted, execution, order
+):
+    """Seed 004: sequential mode executes the calls one by one, each from its
+    tool_execution_start to its tool_execution_end before the next starts."""
+
+    async def work(args: dict[str, Any]) -> str:
+        await asyncio.sleep(0.01)
+        return "ok"
+
+    reply = calls(("work", {"n": "a"}), ("work", {"n": "b"}), ("work", {"n": "c"}))
+    agent = Agent(scripted(reply, "done"), tools=[Tool("work", work)], tool_execution=execution)
+    seen: list[str] = []
+
+    def on_event(event: Any) -> None:
+        if event.type in ("tool_execution_start", "tool_execution_end"):
+            seen.append(f"{event.type.split('_')[-1]} {event.call.arguments['n']}")
+
+    agent.subscribe(on_event)
+    await agent.prompt("go")
+    assert seen == order
+
+
 async def test_before_tool_call_can_block_and_replace(scripted):
     def before(call_, services):
         if call_.name == "danger":
@@ -156,7 +186,17 @@ async def test_a_raising_tool_becomes_an_error_result_and_the_loop_goes_on(scrip
     assert result.text == "recovered"
     (failed,) = result.tool_results
     assert failed.is_error
-    assert failed.content == "RuntimeError: disk on fire"
+    assert failed.content == "disk on fire"  # what the model reads: the message
+    assert failed.details == {"error_type": "RuntimeError"}  # the class, for the trace
+
+
+async def test_a_tool_raising_without_a_message_is_named_by_its_class(scripted):
+    def broken(args):
+        raise KeyError
+
+    agent = Agent(scripted(call("broken"), "recovered"), tools=[Tool("broken", broken)])
+    (failed,) = (await agent.prompt("go")).tool_results
+    assert (failed.content, failed.details) == ("KeyError", {"error_type": "KeyError"})
 
 
 async def test_invalid_arguments_are_an_error_result(scripted):

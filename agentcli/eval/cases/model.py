@@ -29,7 +29,8 @@ DEFAULT_MAX_TURNS = 20
 
 @dataclass(slots=True)
 class Assertion:
-    """One check on a case's output: ``{type, value, path, script, use, options, message, negate}``."""
+    """One check on a case's output: ``{type, value, path, script, use, options, message,
+    negate, min, max}`` (``min``/``max``: the bounds of a count, as ``steps`` takes them)."""
 
     type: str
     value: Any = None
@@ -39,6 +40,8 @@ class Assertion:
     options: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
     negate: bool = False
+    minimum: int | None = None  # "min"
+    maximum: int | None = None  # "max"
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -54,6 +57,8 @@ class Assertion:
             options=dict(obj.get("options") or {}),
             message=obj.get("message"),
             negate=bool(obj.get("negate", False)),
+            minimum=_whole(obj.get("min")),
+            maximum=_whole(obj.get("max")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,15 +73,26 @@ class Assertion:
             data["message"] = self.message
         if self.negate:
             data["negate"] = True
+        if self.minimum is not None:
+            data["min"] = self.minimum
+        if self.maximum is not None:
+            data["max"] = self.maximum
         return data
+
+
+def _whole(value: Any) -> int | None:
+    """A schema-valid integer bound (``2.0`` is an integer to JSON Schema) as an int."""
+    return int(value) if value is not None else None
 
 
 @dataclass(slots=True)
 class CaseOptions:
-    """Per-case agent options: connector, mode, metadata for the hooks, skip flags."""
+    """Per-case agent options: connector, mode, step limit, metadata for the hooks, skip
+    flags."""
 
     connector: str | None = None
     mode: str | None = None
+    max_steps: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     skip: dict[str, bool] = field(default_factory=dict)
 
@@ -188,6 +204,7 @@ def _options_dict(options: CaseOptions) -> dict[str, Any] | None:
         for k, v in (
             ("connector", options.connector),
             ("mode", options.mode),
+            ("max_steps", options.max_steps),
             ("metadata", options.metadata),
             ("skip", options.skip),
         )

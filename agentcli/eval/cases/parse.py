@@ -118,6 +118,7 @@ def _case_options(raw: dict[str, Any]) -> CaseOptions:
     return CaseOptions(
         connector=raw.get("connector"),
         mode=raw.get("mode"),
+        max_steps=int(raw["max_steps"]) if raw.get("max_steps") is not None else None,
         metadata=dict(raw.get("metadata") or {}),
         skip=dict(raw.get("skip") or {}),
     )

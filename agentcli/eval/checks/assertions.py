@@ -63,6 +63,8 @@ class Subject:
     duration_ms: float = 0
     usage: Usage = field(default_factory=Usage)
     input: Any = None
+    steps: int | None = None  # model calls of the turn, when known
+    stop_reason: str | None = None  # how the turn ended: done, max_steps, ...
 
     @classmethod
     def of(
@@ -73,6 +75,8 @@ class Subject:
         duration_ms: float = 0,
         usage: Usage | None = None,
         input: Any = None,
+        steps: int | None = None,
+        stop_reason: str | None = None,
     ) -> Subject:
         """A subject for ``output``, its text derived with ``output_text``."""
         return cls(
@@ -82,6 +86,8 @@ class Subject:
             duration_ms=duration_ms,
             usage=usage or Usage(),
             input=input,
+            steps=steps,
+            stop_reason=stop_reason,
         )
 
     @classmethod
@@ -93,6 +99,8 @@ class Subject:
             duration_ms=duration_ms,
             usage=trace.usage,
             input=input,
+            steps=trace.steps,
+            stop_reason=trace.stop_reason,
         )
 
 
@@ -484,6 +492,39 @@ async def _script(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
         False,
         f"script {a.script} returned {type(answer).__name__}; expected a bool or "
         f'{{"pass": bool, "message": str}}',
+    )
+
+
+@_checker("steps")
+def _steps(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The turn made at least ``min`` and at most ``max`` model calls."""
+    bounds = {k: v for k, v in (("min", a.minimum), ("max", a.maximum)) if v is not None}
+    steps = s.steps
+    if steps is None:
+        return Check(False, "the number of model calls is not known here", expected=bounds)
+    made = f"the turn made {steps} model call{'s' if steps != 1 else ''}"
+    if s.stop_reason == "max_steps":
+        made += " and stopped at the step limit"
+    if a.minimum is not None and steps < a.minimum:
+        return Check(False, f"expected at least {a.minimum} model calls; {made}", bounds, steps)
+    if a.maximum is not None and steps > a.maximum:
+        return Check(False, f"expected at most {a.maximum} model calls; {made}", bounds, steps)
+    return Check(True, made, bounds, steps)
+
+
+@_checker("stop_reason")
+def _stop_reason(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
+    """The turn ended as ``value`` says (one reason or a list): done, max_steps, ..."""
+    wanted = a.value if isinstance(a.value, list) else [a.value]
+    actual = s.stop_reason or "done"
+    if actual in wanted:
+        return Check(True, f"the turn ended with {show(actual)}", a.value, actual)
+    target = show(wanted[0]) if len(wanted) == 1 else f"one of {show(wanted)}"
+    return Check(
+        False,
+        f"expected the turn to end with {target}; it ended with {show(actual)}",
+        a.value,
+        actual,
     )
 
 

@@ -17,7 +17,7 @@ from agentcli.jsonsafe import JSON_TYPES
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Assertion
 
-__all__ = ["JSON_TYPES", "RULES"]
+__all__ = ["JSON_TYPES", "RULES", "STOP_REASONS"]
 
 
 def _scalar_value(a: Assertion) -> str | None:
@@ -135,6 +135,31 @@ def _limit_value(a: Assertion) -> str | None:
     return None
 
 
+def _steps_value(a: Assertion) -> str | None:
+    """Rule: ``min`` and/or ``max`` bound the model calls, in order."""
+    if a.minimum is None and a.maximum is None:
+        return 'steps needs "min" and/or "max" (the model calls a turn may make)'
+    if a.minimum is not None and a.maximum is not None and a.minimum > a.maximum:
+        return f'steps "min" ({a.minimum}) is more than "max" ({a.maximum})'
+    return None
+
+
+# How a turn ends (the runtime's TurnReason): "done" when it answered.
+STOP_REASONS = ("done", "max_steps", "failed", "aborted")
+
+
+def _stop_reason_value(a: Assertion) -> str | None:
+    """Rule: ``value`` is a stop reason or a non-empty list of them."""
+    wanted = a.value if isinstance(a.value, list) else [a.value]
+    unknown = [w for w in wanted if w not in STOP_REASONS]
+    if not wanted or unknown:
+        got = show(unknown[0]) if unknown else "an empty list"
+        return (
+            f'stop_reason "value" must be one of {", ".join(STOP_REASONS)} (or a list); got {got}'
+        )
+    return None
+
+
 RULES: dict[str, Callable[[Assertion], str | None]] = {
     "contains": _scalar_value,
     "not_contains": _scalar_value,
@@ -153,4 +178,6 @@ RULES: dict[str, Callable[[Assertion], str | None]] = {
     "latency": _limit_value,
     "cost": _limit_value,
     "tokens": _limit_value,
+    "steps": _steps_value,
+    "stop_reason": _stop_reason_value,
 }

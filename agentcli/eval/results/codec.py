@@ -102,7 +102,18 @@ _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "durati
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
                           "attempts", "logs"))  # fmt: skip
 _TRACE_KEYS = frozenset(
-    ("completion", "tool_calls", "next", "usage", "messages", "logs", "retries", "sent")
+    (
+        "completion",
+        "tool_calls",
+        "next",
+        "usage",
+        "messages",
+        "logs",
+        "retries",
+        "sent",
+        "steps",
+        "stop_reason",
+    )
 )
 _ASSERTION_KEYS = frozenset(("type", "passed", "message", "expected", "actual", "path", "verdict"))
 _TURN_KEYS = frozenset(("turn", "input", "output", "response", "checkpoints_reached",
@@ -194,6 +205,10 @@ def trace_dict(trace: Trace) -> JsonObject:
         data["retries"] = trace.retries
     if trace.sent:
         data["sent"] = trace.sent
+    if trace.steps is not None:
+        data["steps"] = trace.steps
+    if trace.stop_reason is not None and trace.stop_reason != "done":
+        data["stop_reason"] = trace.stop_reason
     if trace.extra:
         data.update(trace.extra)
     return data
@@ -468,7 +483,8 @@ def _tool_call(data: JsonObject, where: str, notes: Notes) -> ToolCall:
     """A tool call (text id, server, tool and error); Yao's ``toolcall_id`` and ``name`` too."""
     read = _Fields(data, where, notes)
     texts = {
-        key: read.text(key) for key in ("id", "toolcall_id", "server", "tool", "name", "error")
+        key: read.text(key)
+        for key in ("id", "toolcall_id", "server", "tool", "name", "error", "error_type")
     }
     return ToolCall(
         id=texts["id"] or texts["toolcall_id"] or "",
@@ -477,6 +493,7 @@ def _tool_call(data: JsonObject, where: str, notes: Notes) -> ToolCall:
         arguments=data.get("arguments"),
         result=data.get("result"),
         error=texts["error"] or None,
+        error_type=texts["error_type"] or None,
     )
 
 
@@ -503,6 +520,8 @@ def read_trace(data: JsonObject, notes: Notes | None = None) -> Trace:
         logs=lists["logs"],
         retries=lists["retries"],
         sent=lists["sent"],
+        steps=read.whole("steps", 0),
+        stop_reason=read.text("stop_reason"),
         extra=_unknown(data, _TRACE_KEYS),
     )
 

@@ -57,10 +57,14 @@ class Trace:
     logs: list[JsonObject] | None = None  # trace nodes hooks and tools recorded
     retries: list[JsonObject] | None = None  # model calls retried (rate limits, 5xx, ...)
     sent: list[JsonObject] | None = None  # messages hooks sent with ctx.send
+    steps: int | None = None  # model calls the turn made
+    # why the turn ended, when not by answering ("done"): max_steps, failed, aborted, ...
+    stop_reason: str | None = None
     extra: JsonObject = field(default_factory=dict)
 
     def to_dict(self) -> JsonObject:
-        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs][, retries][, sent]``."""
+        """JSON form: ``completion, tool_calls, next, usage[, messages][, logs][, retries]
+        [, sent][, steps][, stop_reason]``."""
         from .codec import trace_dict
 
         return trace_dict(self)

@@ -39,7 +39,7 @@ from agentcli.eval.results.model import (
     Turn,
     Usage,
 )
-from agentcli.eval.run.executor import JudgingExecutor, trace_of
+from agentcli.eval.run.executor import JudgingExecutor, step_limit_message, trace_of
 from agentcli.eval.run.services import ask_helper
 
 if TYPE_CHECKING:
@@ -307,8 +307,8 @@ class _Dialogue:
             record.error = reply.error or f"turn {reply.status}"
             return "error", f"agent error at turn {turn}: {record.error}"
         if reply.status == "max_steps":
-            record.error = "the agent hit max_steps before answering"
-            return "failed", f"agent hit max_steps at turn {turn}"
+            record.error = step_limit_message(trace)
+            return "failed", f"agent turn {turn} {record.error}"
         subject = _turn_subject(trace, said, record.duration_ms)
         record.checkpoints_reached = await self._check(turn, subject)
         return None
@@ -437,6 +437,8 @@ def _turn_subject(trace: Trace, said: str, duration_ms: float) -> Subject:
         duration_ms=duration_ms,
         usage=trace.usage,
         input=said,
+        steps=trace.steps,
+        stop_reason=trace.stop_reason,
     )
 
 

@@ -31,8 +31,15 @@ __all__ = [
     "assertion_env",
     "elapsed_ms",
     "error_result",
+    "judges_steps",
+    "step_limit_message",
     "trace_of",
 ]
+
+# Assertions that judge how a turn ended: with one of them a turn cut at the step limit is
+# theirs to pass or fail, not failed outright.
+STEP_ASSERTIONS = frozenset(("steps", "stop_reason"))
+_LAST_CALLS = 3  # tool calls named in the step-limit message
 
 
 class CaseExecutor(Protocol):
@@ -102,4 +109,26 @@ def trace_of(reply: Reply) -> Trace:
         usage=reply.usage,
         logs=json_safe(reply.trace) or None,
         sent=json_safe(reply.sent) or None,
+        steps=reply.turn.steps if reply.turn is not None else None,
+        stop_reason=reply.status,
     )
+
+
+def step_limit_message(trace: Trace) -> str:
+    """Why a turn cut at ``max_steps`` failed: how many model calls it made and the last
+    tool calls, which show where the agent was going."""
+    steps = trace.steps or 0
+    text = f"stopped at the step limit after {steps} model call{'s' if steps != 1 else ''}"
+    text += " (max_steps) before answering"
+    calls = [call.tool for call in trace.tool_calls]
+    if len(calls) > _LAST_CALLS:
+        text += f"; the last {_LAST_CALLS} of {len(calls)} tool calls: "
+        text += ", ".join(calls[-_LAST_CALLS:])
+    elif calls:
+        text += "; tool calls: " + ", ".join(calls)
+    return text
+
+
+def judges_steps(case: Case) -> bool:
+    """Whether the case asserts on how its turns end (``steps``, ``stop_reason``)."""
+    return any(a.type in STEP_ASSERTIONS for a in case.effective_assertions())

@@ -117,6 +117,15 @@ class EvalOptions:
             header="timeout_s",
         ),
     )
+    max_steps: int | None = field(
+        default=None,
+        metadata=flag(
+            "--max-steps",
+            help="Model calls a turn may make (default: package.yao's max_steps, else 20).",
+            min=1,
+            per_case=PerCase("options.max_steps", wins="flag"),
+        ),
+    )
     parallel: int = field(
         default=1,
         metadata=flag(

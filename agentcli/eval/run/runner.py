@@ -73,7 +73,7 @@ class EvalConfig:
     before_all: str | None = None
     after_all: str | None = None
     simulator: str | None = None
-    max_steps: int = 20
+    max_steps: int | None = None  # --max-steps (wins over a case's options.max_steps)
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
 
@@ -106,7 +106,7 @@ class EvalConfig:
             authorized=dict(ctx.authorized),
             skip=dict(case.options.skip or {}),
             mode=case.options.mode,
-            max_steps=self.max_steps,
+            max_steps=self.max_steps or case.options.max_steps,
         )
 
     def hook_context(self, case: Case) -> EvalContext:

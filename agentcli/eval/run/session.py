@@ -137,6 +137,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             after_all=options.after_all,
             simulator=options.simulator,
             retries=options.retries,
+            max_steps=options.max_steps,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
@@ -387,6 +388,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         if options.min_pass_rate < 100:
             view.info(f"Min pass rate: {options.min_pass_rate:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
+    if config.max_steps is not None:
+        view.info(f"Max steps: {config.max_steps} per turn")
     view.info(f"Parallel: {config.parallel}")
     if writer.stream_path is not None:
         view.info(f"Streaming results to {writer.stream_path}")

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 from agentcli.errors import AgentCliError
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
-from agentcli.eval.run.executor import JudgingExecutor, elapsed_ms, error_result, trace_of
+from agentcli.eval.run.executor import (
+    JudgingExecutor,
+    elapsed_ms,
+    error_result,
+    judges_steps,
+    step_limit_message,
+    trace_of,
+)
 from agentcli.models.retry import RETRY_LOG
 
 if TYPE_CHECKING:
@@ -53,8 +60,10 @@ class SingleTurnExecutor(JudgingExecutor):
         assertions = await evaluate(case.effective_assertions(), subject, self.env)
         passed = all(a.passed for a in assertions)
         unfinished = None
-        if reply.status == "max_steps":
-            passed, unfinished = False, "the agent hit max_steps before answering"
+        if reply.status == "max_steps" and not judges_steps(case):
+            # The agent ran out of its step budget: its failure, not the harness's
+            # (docs/eval.md, "Step limits"), unless the case judges the limit itself.
+            passed, unfinished = False, step_limit_message(trace)
         return CaseResult(
             id=case.id,
             status="passed" if passed else "failed",

@@ -262,3 +262,25 @@ def test_a_record_the_typed_value_cannot_reproduce_is_written_back_as_read():
     wrong, notes = read_result({"id": "T2", "status": "passed", "run": "one"})
     assert wrong.run is None and notes == ['run is "one" (not a whole number >= 1: ignored)']
     assert wrong.to_dict() == {"id": "T2", "status": "passed", "run": "one"}
+
+
+def test_steps_stop_reason_and_error_type_are_written_when_known_and_read_back():
+    call = ToolCall(id="c1", tool="lookup", error="Order not found", error_type="ValueError")
+    trace = Trace(completion="", tool_calls=[call], steps=20, stop_reason="max_steps")
+    data = trace.to_dict()
+    assert (data["steps"], data["stop_reason"]) == (20, "max_steps")
+    assert data["tool_calls"][0]["error_type"] == "ValueError"
+    assert Trace.from_dict(json.loads(json.dumps(data))) == trace
+    # a turn that answered ("done") is the usual case: its stop reason is left out
+    answered = Trace(steps=2, stop_reason="done").to_dict()
+    assert answered["steps"] == 2 and "stop_reason" not in answered
+    # a call that did not raise has no error_type key (older files read and write back alike)
+    assert "error_type" not in ToolCall(id="c2", tool="t", error="x").to_dict()
+
+
+def test_a_step_count_that_is_not_a_whole_number_is_ignored_with_a_note():
+    result, notes = read_result(
+        {"id": "x", "status": "failed", "trace": {"completion": "", "steps": "many"}}
+    )
+    assert result.trace is not None and result.trace.steps is None
+    assert notes == ['trace.steps is "many" (not a whole number >= 0: ignored)']
