@@ -258,3 +258,24 @@ def test_a_raising_tool_shows_the_model_its_message_and_keeps_the_class(project)
     assert result.output == "saw: Order not found"  # not "ValueError: Order not found"
     (call,) = result.trace.tool_calls
     assert (call.error, call.error_type) == ("Order not found", "ValueError")
+
+
+def test_a_dynamic_turn_cut_at_the_limit_ends_the_conversation_as_failed(project):
+    shutil.copytree(ROOT / "fixtures/assistants/sim", project / "assistants/sim")
+    case = {
+        "id": "talk",
+        "input": "do 1 steps",
+        "options": {"max_steps": 3},
+        "simulator": {"use": "sim.user", "options": {"metadata": {"default": "do 9 steps"}}},
+        "checkpoints": [{"id": "nine", "assert": {"type": "contains", "value": "finished 9"}}],
+        "max_turns": 4,
+    }
+    ran = evaluate(cases(project, case))
+    assert ran.exit_code == 1
+    (talk,) = results(project)
+    assert talk.status == "failed"
+    assert talk.error == (
+        "agent turn 2 stopped at the step limit after 3 model calls (max_steps) before "
+        "answering; tool calls: step, step, step"
+    )
+    assert talk.turns[-1].error == talk.error.removeprefix("agent turn 2 ")
