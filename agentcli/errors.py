@@ -48,6 +48,7 @@ __all__ = [
     "PackageError",
     "ProviderError",
     "RateLimited",
+    "ReplayMiss",
     "ResponseTooLarge",
     "StorageError",
     "ToolChoiceViolationError",
@@ -115,7 +116,9 @@ class CaseFileError(AgentCliError):
         super().__init__("\n".join(self.problems), hint=hint)
 
 
-ModelErrorKind = Literal["provider_error", "rate_limit", "timeout", "auth", "bad_request"]
+ModelErrorKind = Literal[
+    "provider_error", "rate_limit", "timeout", "auth", "bad_request", "replay_miss"
+]
 
 
 class ModelError(AgentCliError):
@@ -138,6 +141,12 @@ class ModelError(AgentCliError):
         self.status_code = status_code
         self.retry_after = retry_after
         self.attempts = attempts
+
+
+class ReplayMiss(ModelError):
+    """A replayed case made a call its cassette holds no recording of (not retried)."""
+
+    kind = "replay_miss"
 
 
 class RateLimited(ModelError):

@@ -54,6 +54,7 @@ class Assistant:
         self.registry = registry
         self.hooks = Hooks.load(package.id, package.path)
         self.toolbox = ToolBox.for_package(package, env=registry.env)
+        self.toolbox.cassettes = registry.cassettes
         self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}
 
     def prompts(
@@ -116,8 +117,12 @@ class AssistantRegistry:
         memory_store: MemoryStore | None = None,
         env: dict[str, str] | None = None,
         max_concurrency: int | None = None,
+        cassettes: bool = False,
     ) -> None:
         self.root = root
+        # With cassettes, every model and tool of the run looks for the calling task's
+        # cassette (agentcli.assistant.cassette) and records into it or replays from it.
+        self.cassettes = cassettes
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
         self.max_concurrency = max_concurrency
@@ -171,6 +176,10 @@ class AssistantRegistry:
                 if limiter is None:
                     limiter = self._limiters[spec] = AdaptiveLimiter(self.max_concurrency)
                 model.limiter = limiter
+            if self.cassettes:
+                from agentcli.assistant.cassette import CassetteModel
+
+                model = CassetteModel(model, spec)
             self._models[key] = model
         return model
 

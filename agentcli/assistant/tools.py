@@ -13,6 +13,7 @@ and ends in a short hash. ``Tool.server`` and ``Tool.bare_name`` keep the real n
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
 import re
@@ -20,6 +21,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.assistant.cassette import Cassette
+from agentcli.assistant.cassette import active as active_cassette
+from agentcli.assistant.cassette import call_tool as cassette_call
+from agentcli.assistant.cassette import recorded as cassette_record
 from agentcli.assistant.mcp_client import McpConnection
 from agentcli.assistant.mcps import (
     ToolServerSpec,
@@ -190,6 +195,9 @@ class ToolBox:
         self._connections: dict[str, McpConnection] = {}
         self._built: dict[str, list[Tool]] = {}
         self._validator = ArgumentValidator()
+        # Set by a registry opened for cassettes: listings and calls then go through the
+        # active cassette of the calling task (agentcli.assistant.cassette).
+        self.cassettes = False
 
     @classmethod
     def for_package(
@@ -215,7 +223,27 @@ class ToolBox:
 
     async def tools(self, servers: list[Any] | None = None) -> list[Tool]:
         """Runtime tools of the selected servers (the package's, or ``servers`` instead);
-        lists the tools of MCP servers, starting them if needed."""
+        lists the tools of MCP servers, starting them if needed. Under a cassette the listing
+        and every call are recorded, or replayed without starting anything."""
+        if self.cassettes:
+            cassette = active_cassette()
+            if cassette is not None:
+                return await self._cassette_tools(cassette, servers)
+        return await self._live_tools(servers)
+
+    async def _cassette_tools(self, cassette: Cassette, servers: list[Any] | None) -> list[Tool]:
+        """The tools as the cassette has them (replay), or the live ones, recorded."""
+        request = cassette_record({"servers": servers})
+        if cassette.mode == "replay":
+            found = cassette.take("tools", request)
+            if found is None:
+                raise ToolError(cassette.miss("tools", request, "the tool listing").message)
+            return [_replayed_tool(item) for item in found.reply or []]
+        live = await self._live_tools(servers)
+        cassette.add("tools", request, cassette_record([_listed(tool) for tool in live]))
+        return [_recording_tool(tool) for tool in live]
+
+    async def _live_tools(self, servers: list[Any] | None) -> list[Tool]:
         source = self._source if servers is None else "Create hook mcp_servers"
         refs = self.selection if servers is None else self._refs(servers, source)
         if refs is None:
@@ -277,6 +305,17 @@ class ToolBox:
         problem = self._validator.errors(tool, arguments)
         if problem:
             raise ToolError(f"{server}/{name}: invalid arguments: {problem}")
+        if self.cassettes and active_cassette() is not None:
+            return await cassette_call(
+                server, name, arguments, lambda: self._call_tool(spec, tool, arguments, ctx),
+                raising=True,
+            )  # fmt: skip
+        return await self._call_tool(spec, tool, arguments, ctx)
+
+    async def _call_tool(
+        self, spec: ToolServerSpec, tool: Tool, arguments: dict[str, Any], ctx: Any
+    ) -> Any:
+        server, name = spec.id, tool.bare_name
         if spec.transport == "process":
             try:
                 return await call_tool_function(tool.execute, arguments, _direct_context(ctx))
@@ -427,6 +466,53 @@ def _mcp_execute(connection: McpConnection, name: str) -> Callable[..., Any]:
         return value
 
     return execute
+
+
+def _listed(tool: Tool) -> dict[str, Any]:
+    """What a cassette keeps of a listed tool."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "label": tool.label,
+        "server": tool.server,
+        "bare_name": tool.bare_name,
+        "sequential": tool.sequential,
+    }
+
+
+def _recording_tool(tool: Tool) -> Tool:
+    """``tool``, its calls recorded into the active cassette."""
+
+    async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        return await cassette_call(
+            tool.server, tool.bare_name, arguments,
+            lambda: call_tool_function(tool.execute, arguments, ctx), raising=False,
+        )  # fmt: skip
+
+    return dataclasses.replace(tool, execute=execute)
+
+
+def _replayed_tool(item: dict[str, Any]) -> Tool:
+    """A tool from a cassette's listing, its calls answered from the cassette."""
+    server, bare = str(item.get("server") or ""), str(item.get("bare_name") or "")
+
+    async def unreachable() -> Any:
+        raise ToolError(f"{server}/{bare}: replayed tools are not called")
+
+    async def execute(arguments: dict[str, Any]) -> Any:
+        return await cassette_call(server, bare, arguments, unreachable, raising=False)
+
+    return Tool(
+        name=str(item.get("name") or bare),
+        execute=execute,
+        description=str(item.get("description") or ""),
+        parameters=dict(item.get("parameters") or _EMPTY_SCHEMA),
+        sequential=bool(item.get("sequential")),
+        label=str(item.get("label") or bare),
+        server=server,
+        bare_name=bare,
+    )
 
 
 def _direct_context(ctx: Any) -> ToolContext:

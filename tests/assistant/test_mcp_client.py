@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,6 +19,7 @@ from agentcli.assistant.package import load_package
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import ToolError
 from agentcli.runtime.tools import ToolCall, ToolExecutor, ToolResult
+from fixtures.weather_server import weather_server
 
 WEATHER = Path(__file__).resolve().parents[2] / "assistants" / "weather"
 
@@ -274,43 +272,17 @@ async def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path: Pa
     assert children() == before
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module", params=["http", "sse"])
 def remote_weather(request: pytest.FixtureRequest) -> Iterator[ToolServerSpec]:
     """The weather example served over streamable HTTP or SSE on 127.0.0.1."""
-    mode, port = request.param, free_port()
-    process = subprocess.Popen(
-        [sys.executable, "mcps/server.py", f"--{mode}", str(port)],
-        cwd=WEATHER,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"the {mode} weather server did not start") from None
-                time.sleep(0.05)
-        path = "/mcp" if mode == "http" else "/sse"
+    with weather_server(request.param) as url:
         yield ToolServerSpec(
             id="remote.weather",
             path=Path("remote.mcp.yao"),
-            transport=mode,
-            url=f"http://127.0.0.1:{port}{path}",
+            transport=request.param,
+            url=url,
             headers={"Authorization": "Bearer test-token"},
         )
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 async def test_http_and_sse_servers(remote_weather: ToolServerSpec) -> None:

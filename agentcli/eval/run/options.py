@@ -151,6 +151,30 @@ class EvalOptions:
         default=False,
         metadata=flag("--dry-run", help="List the cases without running them.", message=False),
     )
+    record: bool = field(
+        default=False,
+        metadata=flag(
+            "--record",
+            help="Record each case's model and tool calls into a cassette (cassettes/<id>.jsonl).",
+            message=False,
+        ),
+    )
+    replay: bool = field(
+        default=False,
+        metadata=flag(
+            "--replay",
+            help="Answer every model and tool call from the cases' cassettes (no network, no key).",
+            message=False,
+        ),
+    )
+    cassettes: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--cassettes",
+            help="Cassette folder (default: cassettes/ beside the case file).",
+            message=False,
+        ),
+    )
     simulator: str | None = field(
         default=None,
         metadata=flag(

@@ -18,12 +18,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.assistant import cassette as tape
 from agentcli.assistant.identity import Identity, resolve_identity
 from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
@@ -74,6 +76,7 @@ class EvalConfig:
     after_all: str | None = None
     simulator: str | None = None
     max_steps: int | None = None  # --max-steps (wins over a case's options.max_steps)
+    cassettes: Cassettes | None = None  # --record / --replay
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
 
@@ -386,7 +389,24 @@ class EvalRunner:
             result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
             self.on_event(RunEvent("test_result", case=case, run=run, result=result))
             return result
-        return await self._captured(case, run, lambda: self._run_with_hooks(case, run))
+        return await self._captured(case, run, lambda: self._taped(case, run))
+
+    async def _taped(self, case: Case, run: int | None) -> CaseResult:
+        """The case with its cassette active (``--record`` / ``--replay``), saved after a
+        recording; a cassette that cannot be written is a warning, the result stands."""
+        cassettes = self.config.cassettes
+        if cassettes is None:
+            return await self._run_with_hooks(case, run)
+        cassette = cassettes.open(case.id, run)
+        try:
+            with tape.use(cassette):
+                return await self._run_with_hooks(case, run)
+        finally:
+            if cassette.mode == "record":
+                try:
+                    cassette.save()
+                except OSError as error:
+                    self.log(f"cassette of {case.id} not written: {error.strerror}", "warning")
 
     async def _run_with_hooks(self, case: Case, run: int | None) -> CaseResult:
         """Before, the executor, After: an interrupted case still runs its After hook."""

@@ -33,6 +33,7 @@ from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
+from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
@@ -117,7 +118,12 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
         package = _target(options, spec)
     root = find_assistants_root(options.cwd, options.root) or package.root
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
-    registry = AssistantRegistry(root, cwd=options.cwd, max_concurrency=options.parallel)
+    if options.record and options.replay:
+        raise ConfigError("give --record or --replay, not both")
+    taped = options.record or options.replay
+    registry = AssistantRegistry(
+        root, cwd=options.cwd, max_concurrency=options.parallel, cassettes=taped
+    )
     try:
         assistant = registry.get(package)
         config = EvalConfig(
@@ -138,6 +144,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             simulator=options.simulator,
             retries=options.retries,
             max_steps=options.max_steps,
+            cassettes=_cassettes(options, spec) if taped else None,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
@@ -161,6 +168,22 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
         return await _run_cases(config, CaseSet.of(generated), options, view, spec)
     finally:
         await registry.aclose()
+
+
+def _cassettes(options: EvalOptions, spec: InputSpec) -> Cassettes:
+    """Where the run's cassettes are, and whether it records or replays them."""
+    folder = options.cassettes
+    if folder is None:
+        beside = spec.path.parent if spec.path is not None else options.cwd
+        folder = beside / "cassettes"
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--cassettes {folder}: not a folder")
+    if options.replay and not folder.is_dir():
+        raise ConfigError(
+            f"no cassettes to replay: {folder} does not exist",
+            hint="record them first with --record (or point --cassettes at them)",
+        )
+    return Cassettes(folder, "record" if options.record else "replay")
 
 
 def _count(number: int, noun: str) -> str:

@@ -1,0 +1,38 @@
+"""The cassettes of an eval run: one file per case (and per run under ``--runs``) in one
+folder, ``cassettes/`` beside the case file unless ``--cassettes`` names another."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.assistant.cassette import Cassette, CassetteMode
+
+__all__ = ["Cassettes"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True, slots=True)
+class Cassettes:
+    """Where a run's cassettes are and whether it records or replays them."""
+
+    folder: Path
+    mode: CassetteMode
+
+    def path_for(self, case_id: str, run: int | None) -> Path:
+        """``<case id>[@<run>].jsonl``; an id that is not a safe file name is spelt safely,
+        with a short hash of the id so two such ids never share a file."""
+        name = _UNSAFE.sub("_", case_id)
+        if name != case_id or name.startswith("."):
+            name = (
+                f"{name.lstrip('.') or 'case'}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
+            )
+        suffix = f"@{run}" if run is not None else ""
+        return self.folder / f"{name}{suffix}.jsonl"
+
+    def open(self, case_id: str, run: int | None) -> Cassette:
+        """The cassette of one case (one run of it)."""
+        return Cassette.open(self.path_for(case_id, run), self.mode, case_id, run)

@@ -1,0 +1,95 @@
+"""Cassettes: the file format, request matching and the words of a miss."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentcli.assistant.cassette import (
+    Cassette,
+    decode_parts,
+    encode_parts,
+    first_difference,
+    read_interactions,
+)
+from agentcli.errors import ConfigError
+from agentcli.models.base import (
+    ModelResponse,
+    ResponseDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallRequest,
+    Usage,
+)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "asked", "words"),
+    [
+        (
+            {"a": [1, {"b": "Paris"}]},
+            {"a": [1, {"b": "paris"}]},
+            "a[1].b differs: 'Paris' vs 'paris'",
+        ),
+        ({"a": 1}, {"a": 1, "b": 2}, "b is asked for but was not recorded"),
+        ({"a": 1, "b": 2}, {"a": 1}, "b was recorded but is not asked for"),
+        ({"m": [1, 2]}, {"m": [1, 2, 3]}, "m has 3 items, 2 recorded"),
+        ({"m": "x"}, {"m": 1}, "m differs: 'x' vs 1"),
+        ({"same": True}, {"same": True}, ""),
+    ],
+)
+def test_first_difference_names_the_path(recorded, asked, words):
+    assert first_difference(recorded, asked) == words
+
+
+def test_parts_round_trip_through_json():
+    parts = [
+        ThinkingDelta("hmm"),
+        TextDelta("hi"),
+        ToolCallDelta(0, "c1", "search", '{"q": 1}'),
+        ResponseDone(
+            ModelResponse(
+                content="hi",
+                tool_calls=[ToolCallRequest("c1", "search", {"q": 1})],
+                thinking="hmm",
+                finish_reason="tool_calls",
+                usage=Usage(3, 4, provider="openai", model="m"),
+                provider="openai",
+                model="m",
+            )
+        ),
+    ]
+    assert decode_parts(json.loads(json.dumps(encode_parts(parts)))) == parts
+
+
+def test_the_same_request_twice_takes_two_recordings_in_order(tmp_path: Path):
+    cassette = Cassette(tmp_path / "c.jsonl", "record", "c")
+    cassette.add("model", {"q": 1}, ["first"])
+    cassette.add("model", {"q": 1}, ["second"])
+    cassette.save()
+    replay = Cassette.open(tmp_path / "c.jsonl", "replay", "c", None)
+    assert [replay.take("model", {"q": 1}).reply for _ in range(2)] == [["first"], ["second"]]
+    assert replay.take("model", {"q": 1}) is None
+    miss = replay.miss("model", {"q": 1}, "the call")
+    assert "it was recorded fewer times" in miss.message
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"type": "cassette", "version": 1, "case": "c"}\nnot json\n', "c.jsonl:2: not JSON"),
+        ('{"type": "cassette", "version": 99}\n', "c.jsonl:1: not a cassette of format version 1"),
+        (
+            '{"type": "cassette", "version": 1}\n{"type": "tape"}\n',
+            "c.jsonl:2: not a cassette entry",
+        ),
+    ],
+)
+def test_a_bad_cassette_line_is_named_by_file_and_line(tmp_path: Path, text, problem):
+    path = tmp_path / "c.jsonl"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=problem):
+        read_interactions(path)

@@ -1,0 +1,249 @@
+"""Record and replay (issue 15): a run recorded against the loopback OpenAI-compatible
+server and real MCP server processes (stdio and streamable HTTP) replays with every server
+gone and gives the same results; a replay that asks for something else says what differs;
+no key reaches a cassette."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcli.cli.main import _register, app
+from agentcli.eval.reports import read_results
+from fixtures.openai_server import OpenAIServer
+from fixtures.weather_server import free_port, weather_server
+
+ROOT = Path(__file__).resolve().parents[3]
+WEATHER = ROOT / "assistants" / "weather"
+PLANTED = "sk-planted-cassette-key-0123456789abcdef"
+
+_register()
+runner = CliRunner()
+
+
+@pytest.fixture
+def http_weather() -> Iterator[str]:
+    """The weather example's MCP server over streamable HTTP on 127.0.0.1: its URL."""
+    with weather_server("http") as url:
+        yield url
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """Two copies of the weather example: `wstdio` (its stdio server) and `whttp` (a
+    remote server), both answered by the `loop` connector; cwd is the project."""
+    for name in ("wstdio", "whttp"):
+        shutil.copytree(
+            WEATHER, tmp_path / "assistants" / name, ignore=shutil.ignore_patterns("tests")
+        )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    return tmp_path
+
+
+def configure(project: Path, base_url: str, http_url: str) -> None:
+    """Point both packages at the loopback server; `whttp` at the HTTP MCP server."""
+    (project / "connectors.yml").write_text(
+        f"loop: {{model: openai/tools, api_base: '{base_url}', api_key: '{PLANTED}'}}\n"
+        f"keyecho: {{model: openai/authecho, api_base: '{base_url}', api_key: '{PLANTED}'}}\n"
+    )
+    for name, server in (("wstdio", "weather"), ("whttp", "remote")):
+        package = {"name": name, "connector": "loop", "mcp": {"servers": [server]}}
+        (project / f"assistants/{name}/package.yao").write_text(json.dumps(package))
+    remote = {"transport": "http", "url": http_url, "timeout": 10}
+    (project / "assistants/whttp/mcps/remote.mcp.yao").write_text(json.dumps(remote))
+    (project / "assistants/whttp/mcps/weather.mcp.yao").unlink()
+
+
+CASES = [
+    {
+        "id": "london",
+        "input": "London",
+        "assert": [
+            {"type": "tool_called", "value": "get_forecast"},
+            {"type": "contains", "value": "London"},
+        ],
+    },
+    {"id": "mars", "input": "Mars", "assert": {"type": "contains", "value": "unknown city"}},
+]
+
+
+def write_cases(project: Path, name: str, cases: list[dict[str, Any]]) -> str:
+    path = project / name / "cases.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    return f"@{name}/cases.jsonl"
+
+
+def evaluate(assistant: str, cases: str, *args: str, output: str):
+    return runner.invoke(
+        app, ["eval", assistant, cases, "-o", output, *args], catch_exceptions=False
+    )
+
+
+def comparable(path: Path) -> list[dict[str, Any]]:
+    """What a replay must reproduce: statuses, outputs, errors, assertions, tool calls."""
+    kept = []
+    for result in read_results(path).results:
+        trace = result.trace
+        kept.append(
+            {
+                "id": result.id,
+                "status": result.status,
+                "output": result.output,
+                "error": result.error,
+                "assertions": [a.to_dict() for a in result.assertions],
+                "tool_calls": [c.to_dict() for c in trace.tool_calls] if trace else None,
+                "usage": trace.usage.to_dict() if trace else None,
+            }
+        )
+    return kept
+
+
+def test_a_recorded_run_replays_with_every_server_gone(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        stdio_cases = write_cases(project, "stdio", CASES)
+        http_cases = write_cases(project, "http", CASES)
+        recorded = evaluate("wstdio", stdio_cases, "--record", output="stdio/rec.jsonl")
+        assert recorded.exit_code == 0, recorded.output
+        recorded = evaluate("whttp", http_cases, "--record", output="http/rec.jsonl")
+        assert recorded.exit_code == 0, recorded.output
+        calls_while_recording = len(server.requests)
+    assert calls_while_recording == 8  # two model calls per case, two cases, two packages
+    for folder in ("stdio", "http"):
+        names = sorted(p.name for p in (project / folder / "cassettes").iterdir())
+        assert names == ["london.jsonl", "mars.jsonl"]
+    # Every server is gone: the loopback model server (its `with` ended), the HTTP MCP
+    # server below, and the stdio one cannot even start.
+    (project / "assistants/wstdio/mcps/server.py").unlink()
+    (project / "assistants/whttp/mcps/remote.mcp.yao").write_text(
+        json.dumps({"transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"})
+    )
+    for assistant, folder in (("wstdio", "stdio"), ("whttp", "http")):
+        replayed = evaluate(
+            assistant, f"@{folder}/cases.jsonl", "--replay", output=f"{folder}/rep.jsonl"
+        )
+        assert replayed.exit_code == 0, replayed.output
+        assert comparable(project / folder / "rep.jsonl") == comparable(
+            project / folder / "rec.jsonl"
+        )
+    london = comparable(project / "stdio" / "rep.jsonl")[0]
+    assert london["tool_calls"][0]["tool"] == "get_forecast"
+    assert "London" in london["output"]
+
+
+def test_a_replay_that_asks_for_something_else_names_the_first_difference(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        cases = write_cases(project, "stdio", CASES[:1])
+        assert evaluate("wstdio", cases, "--record", output="stdio/rec.jsonl").exit_code == 0
+    changed = write_cases(project, "stdio", [{**CASES[0], "input": "london"}])
+    replayed = evaluate("wstdio", changed, "--replay", output="stdio/rep.jsonl")
+    assert replayed.exit_code == 1
+    (result,) = read_results(project / "stdio" / "rep.jsonl").results
+    assert result.status == "error"
+    assert (result.error or "").splitlines() == [
+        "[replay_miss] the call to loop is not in stdio/cassettes/london.jsonl: "
+        "messages[0].content differs: 'London' vs 'london'",
+        "  hint: record the case again with --record",
+    ]
+    missing = write_cases(project, "stdio", [{"id": "paris", "input": "Paris"}])
+    replayed = evaluate("wstdio", missing, "--replay", output="stdio/rep.jsonl")
+    (result,) = read_results(project / "stdio" / "rep.jsonl").results
+    assert result.status == "error" and "no cassette stdio/cassettes/paris.jsonl" in (
+        result.error or ""
+    )
+
+
+def test_no_key_reaches_a_cassette(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        cases = write_cases(project, "keys", [{"id": "echo", "input": "who am I"}])
+        ran = evaluate("wstdio", cases, "-c", "keyecho", "--record", output="keys/rec.jsonl")
+        assert ran.exit_code == 0, ran.output
+    text = (project / "keys/cassettes/echo.jsonl").read_text()
+    assert "you sent [redacted]" in text  # the key went out and came back, redacted
+    assert PLANTED not in text
+
+
+def test_replay_needs_cassettes_and_not_both_modes(project):
+    cases = write_cases(project, "none", CASES[:1])
+    ran = evaluate("wstdio", cases, "--replay", output="none/rep.jsonl")
+    assert ran.exit_code == 2 and "no cassettes to replay" in ran.output
+    ran = evaluate("wstdio", cases, "--replay", "--record", output="none/rep.jsonl")
+    assert ran.exit_code == 2 and "give --record or --replay, not both" in ran.output
+
+
+def test_a_dynamic_case_and_a_judged_case_round_trip(tmp_path, monkeypatch):
+    """The agent, the simulated user and the judge all answer from the cassette: with their
+    models deleted, the replay gives the recorded results."""
+    fixtures = ROOT / "fixtures" / "assistants"
+    for name in ("barista", "sim"):
+        shutil.copytree(fixtures / name, tmp_path / "assistants" / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    rules = [["what can i get", "A latte please"], ["size", "Medium"], ["correct", "yes"]]
+    cases = [
+        {
+            "id": "order",
+            "input": "I want to order coffee",
+            "simulator": {"use": "sim.user", "options": {"metadata": {"rules": rules}}},
+            "checkpoints": [
+                {"id": "greeting", "assert": {"type": "regex", "value": "(?i)hello"}},
+                {"id": "size", "after": ["greeting"], "assert": {"type": "regex", "value": "size"}},
+            ],
+            "max_turns": 4,
+        },
+        {
+            "id": "judged",
+            "input": "hello",
+            "assert": {"type": "agent", "use": "agents:sim.judge", "value": "mentions 'welcome'"},
+        },
+    ]
+    path = write_cases(tmp_path, "dyn", cases)
+    recorded = evaluate("barista", path, "--record", output="dyn/rec.jsonl")
+    assert recorded.exit_code in (0, 1), recorded.output
+    for model, function in (
+        ("barista/src/model.py", "reply"),
+        ("sim/user/src/model.py", "reply"),
+        ("sim/judge/src/model.py", "verdict"),
+    ):
+        (tmp_path / "assistants" / model).write_text(
+            f"def {function}(messages, tools, settings):\n    raise RuntimeError('not called')\n"
+        )
+    # A fresh process, so no module loaded while recording is reused.
+    replayed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentcli",
+            "eval",
+            "barista",
+            path,
+            "--replay",
+            "-o",
+            "dyn/rep.jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert replayed.returncode == recorded.exit_code, replayed.stdout + replayed.stderr
+    before, after = (read_results(tmp_path / f"dyn/{n}.jsonl").results for n in ("rec", "rep"))
+    assert [(r.id, r.status, r.output, r.error) for r in after] == [
+        (r.id, r.status, r.output, r.error) for r in before
+    ]
+    dynamic = after[0]
+    assert [t.input for t in dynamic.turns] == [t.input for t in before[0].turns]
+    assert [c.reached for c in dynamic.checkpoints] == [c.reached for c in before[0].checkpoints]
+    assert after[1].assertions[0].verdict == before[1].assertions[0].verdict is not None
