@@ -57,7 +57,12 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-CassetteMode = Literal["record", "replay"]
+# record: every call live, recorded; record-missing: what the cassette holds replayed, the
+# rest live and recorded; replay: every call from the cassette; replay-live-tools: the model
+# from the cassette, the tools live; replay-live-model: the model live, the tools replayed.
+CassetteMode = Literal[
+    "record", "record-missing", "replay", "replay-live-tools", "replay-live-model"
+]
 Kind = Literal["model", "tool", "tools"]
 
 _ACTIVE: ContextVar[Cassette | None] = ContextVar("agentcli_cassette", default=None)
@@ -88,9 +93,24 @@ class Cassette:
         """A new cassette to record into, or the recorded one to replay (a missing file
         replays as empty: every request is a miss that says so)."""
         cassette = cls(path, mode, case_id, run)
-        if mode == "replay" and path.is_file():
+        if mode != "record" and path.is_file():
             cassette.interactions = read_interactions(path)
         return cassette
+
+    def replays(self, kind: Kind) -> bool:
+        """Whether calls of ``kind`` are answered from the cassette."""
+        if self.mode in ("replay", "record-missing"):
+            return True
+        if self.mode == "replay-live-tools":
+            return kind == "model"
+        if self.mode == "replay-live-model":
+            return kind != "model"
+        return False
+
+    @property
+    def records(self) -> bool:
+        """Whether live calls are recorded (and the cassette saved at the end)."""
+        return self.mode in ("record", "record-missing")
 
     # -- replay ----------------------------------------------------------------------
 
@@ -229,18 +249,20 @@ class CassetteModel:
                 yield part
             return
         request = self.request(messages, tools, settings)
-        if cassette.mode == "replay":
+        if cassette.replays("model"):
             found = cassette.take("model", request)
-            if found is None:
+            if found is not None:
+                for part in decode_parts(found.reply):
+                    yield part
+                return
+            if not cassette.records:
                 raise cassette.miss("model", request, f"the call to {self.label}")
-            for part in decode_parts(found.reply):
-                yield part
-            return
         parts: list[StreamPart] = []
         async for part in self.inner.stream(messages, tools, settings):
             parts.append(part)
             yield part
-        cassette.add("model", request, recorded(encode_parts(parts)))
+        if cassette.records:
+            cassette.add("model", request, recorded(encode_parts(parts)))
 
 
 def encode_parts(parts: list[StreamPart]) -> list[dict[str, Any]]:
@@ -329,11 +351,14 @@ async def call_tool(
     if cassette is None:
         return await call()
     request = recorded({"server": server, "tool": tool, "arguments": arguments})
-    if cassette.mode == "replay":
+    if cassette.replays("tool"):
         found = cassette.take("tool", request)
-        if found is None:
+        if found is not None:
+            return _replayed_outcome(found.reply, tool, raising)
+        if not cassette.records:
             raise ToolError(cassette.miss("tool", request, f"the call of {server}/{tool}").message)
-        return _replayed_outcome(found.reply, tool, raising)
+    if not cassette.records:
+        return await call()
     try:
         result = await call()
     except Exception as error:

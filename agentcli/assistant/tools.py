@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,14 +234,27 @@ class ToolBox:
     async def _cassette_tools(self, cassette: Cassette, servers: list[Any] | None) -> list[Tool]:
         """The tools as the cassette has them (replay), or the live ones, recorded."""
         request = cassette_record({"servers": servers})
-        if cassette.mode == "replay":
+        if cassette.replays("tools"):
             found = cassette.take("tools", request)
-            if found is None:
+            if found is not None:
+                return [_replayed_tool(item, self._live_call) for item in found.reply or []]
+            if not cassette.records:
                 raise ToolError(cassette.miss("tools", request, "the tool listing").message)
-            return [_replayed_tool(item) for item in found.reply or []]
         live = await self._live_tools(servers)
-        cassette.add("tools", request, cassette_record([_listed(tool) for tool in live]))
+        if cassette.records:
+            cassette.add("tools", request, cassette_record([_listed(tool) for tool in live]))
         return [_recording_tool(tool) for tool in live]
+
+    async def _live_call(
+        self, server: str, name: str, arguments: dict[str, Any], ctx: ToolContext
+    ) -> Any:
+        """Call a replayed listing's tool for real (``--record missing``: a call that was
+        not recorded), as the model's call of it would run."""
+        spec = self._spec(server)
+        tool = next((t for t in await self._server_tools(spec) if t.bare_name == name), None)
+        if tool is None:
+            raise ToolError(f"server {server!r} has no tool {name!r}")
+        return await call_tool_function(tool.execute, arguments, ctx)
 
     async def _live_tools(self, servers: list[Any] | None) -> list[Tool]:
         source = self._source if servers is None else "Create hook mcp_servers"
@@ -493,15 +506,15 @@ def _recording_tool(tool: Tool) -> Tool:
     return dataclasses.replace(tool, execute=execute)
 
 
-def _replayed_tool(item: dict[str, Any]) -> Tool:
-    """A tool from a cassette's listing, its calls answered from the cassette."""
+def _replayed_tool(item: dict[str, Any], live: Callable[..., Awaitable[Any]]) -> Tool:
+    """A tool from a cassette's listing, its calls answered from the cassette (or, for one
+    it lacks under ``--record missing``, by ``live``)."""
     server, bare = str(item.get("server") or ""), str(item.get("bare_name") or "")
 
-    async def unreachable() -> Any:
-        raise ToolError(f"{server}/{bare}: replayed tools are not called")
-
-    async def execute(arguments: dict[str, Any]) -> Any:
-        return await cassette_call(server, bare, arguments, unreachable, raising=False)
+    async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        return await cassette_call(
+            server, bare, arguments, lambda: live(server, bare, arguments, ctx), raising=False
+        )
 
     return Tool(
         name=str(item.get("name") or bare),

@@ -71,6 +71,13 @@ class EvalCommand(TyperCommand):
         self._generate()
         return super().get_params(ctx)
 
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """Parse, a flag whose value may be left out (``--replay``) given the value it
+        stands for first (click takes an option's value from the next word otherwise)."""
+        from agentcli.eval.run.options import bare_flags, with_bare_values
+
+        return super().parse_args(ctx, with_bare_values(args, bare_flags()))
+
     def invoke(self, ctx: Context) -> Any:
         """Run the generated callback."""
         self._generate()

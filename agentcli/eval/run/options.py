@@ -20,10 +20,12 @@ __all__ = [
     "FlagField",
     "OptionSpec",
     "PerCase",
+    "bare_flags",
     "flag_fields",
     "given_flags",
     "header_options",
     "spec_of",
+    "with_bare_values",
 ]
 
 DEFAULT_TIMEOUT = 300.0  # seconds per case: the "5m" of --timeout
@@ -54,6 +56,12 @@ class OptionSpec:
     per_case: PerCase | None = None
     header: str | None = None  # its key in the header's metadata.options; None: not recorded
     message: bool = True  # False: a run of cases option, refused with one message
+    # A flag whose value may be left out (``--replay`` or ``--replay live-tools``): the
+    # values it takes, and the one it means alone.
+    choices: tuple[str, ...] = ()
+    bare: str | None = None
+    # Recorded in the header only when given (headers of runs without it stay as they were).
+    header_when_set: bool = False
 
     @property
     def label(self) -> str:
@@ -67,6 +75,43 @@ class OptionSpec:
 def flag(*flags: str, help: str, **spec: Any) -> dict[str, OptionSpec]:
     """The ``metadata`` of an ``EvalOptions`` field: its ``OptionSpec``."""
     return {SPEC_KEY: OptionSpec(flags=flags, help=help, **spec)}
+
+
+def _choice(text: str, label: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, else a ConfigError naming them."""
+    if text in choices:
+        return text
+    from agentcli.errors import ConfigError
+
+    raise ConfigError(f"{label} {text!r}: use one of {', '.join(choices)}")
+
+
+def bare_flags(options: type[EvalOptions] | None = None) -> dict[str, tuple[tuple[str, ...], str]]:
+    """The flags whose value may be left out: flag -> (its values, the one it means alone)."""
+    found = {}
+    for item in fields(options or EvalOptions):
+        spec = spec_of(item)
+        if spec.bare is not None:
+            for name in spec.flags:
+                found[name] = (spec.choices, spec.bare)
+    return found
+
+
+def with_bare_values(args: list[str], bare: dict[str, tuple[tuple[str, ...], str]]) -> list[str]:
+    """``args`` with the value a bare flag stands for put in after it, when what follows is
+    not one of its values (``--replay @cases.jsonl`` -> ``--replay strict @cases.jsonl``)."""
+    out: list[str] = []
+    for index, arg in enumerate(args):
+        out.append(arg)
+        if arg == "--":
+            out.extend(args[index + 1 :])
+            break
+        if arg in bare:
+            choices, meaning = bare[arg]
+            following = args[index + 1] if index + 1 < len(args) else None
+            if following not in choices:
+                out.append(meaning)
+    return out
 
 
 def _duration(text: str) -> float:
@@ -124,6 +169,8 @@ class EvalOptions:
             help="Model calls a turn may make (default: package.yao's max_steps, else 20).",
             min=1,
             per_case=PerCase("options.max_steps", wins="flag"),
+            header="max_steps",
+            header_when_set=True,
         ),
     )
     parallel: int = field(
@@ -151,20 +198,32 @@ class EvalOptions:
         default=False,
         metadata=flag("--dry-run", help="List the cases without running them.", message=False),
     )
-    record: bool = field(
-        default=False,
+    record: str | None = field(
+        default=None,
         metadata=flag(
             "--record",
-            help="Record each case's model and tool calls into a cassette (cassettes/<id>.jsonl).",
+            help="Record each case's model and tool calls into a cassette (cassettes/<id>.jsonl);"
+            " --record missing replays what is recorded and records the rest.",
             message=False,
+            choices=("all", "missing"),
+            bare="all",
+            parse=lambda text: _choice(text, "--record", ("all", "missing")),
+            header="record",
+            header_when_set=True,
         ),
     )
-    replay: bool = field(
-        default=False,
+    replay: str | None = field(
+        default=None,
         metadata=flag(
             "--replay",
-            help="Answer every model and tool call from the cases' cassettes (no network, no key).",
+            help="Answer every model and tool call from the cases' cassettes (no network, no key);"
+            " --replay live-tools runs the tools, --replay live-model calls the model.",
             message=False,
+            choices=("strict", "live-tools", "live-model"),
+            bare="strict",
+            parse=lambda text: _choice(text, "--replay", ("strict", "live-tools", "live-model")),
+            header="replay",
+            header_when_set=True,
         ),
     )
     cassettes: Path | None = field(
@@ -173,6 +232,8 @@ class EvalOptions:
             "--cassettes",
             help="Cassette folder (default: cassettes/ beside the case file).",
             message=False,
+            header="cassettes",
+            header_when_set=True,
         ),
     )
     simulator: str | None = field(
@@ -263,6 +324,11 @@ class EvalOptions:
         return cls(**parsed)
 
 
+def _header_value(value: Any) -> Any:
+    """A value as the header's JSON holds it (a path as its text)."""
+    return str(value) if isinstance(value, Path) else value
+
+
 def spec_of(item: Field[Any]) -> OptionSpec:
     """The ``OptionSpec`` of a field (a field without one has no flag and no header key)."""
     spec = item.metadata.get(SPEC_KEY)
@@ -310,11 +376,13 @@ _HEADER_ORDER = ("connector", "timeout_s", "parallel", "runs", "fail_fast", "run
 
 
 def header_options(options: EvalOptions) -> dict[str, Any]:
-    """``metadata.options`` of the results header: every field marked for it."""
+    """``metadata.options`` of the results header: every field marked for it (those marked
+    ``header_when_set`` only when given)."""
     recorded = {
-        spec.header: getattr(options, item.name)
+        spec.header: _header_value(getattr(options, item.name))
         for item in fields(options)
         if (spec := spec_of(item)).header is not None
+        and not (spec.header_when_set and getattr(options, item.name) == item.default)
     }
     first = [key for key in _HEADER_ORDER if key in recorded]
     return {key: recorded[key] for key in [*first, *(k for k in recorded if k not in first)]}

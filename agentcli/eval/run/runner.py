@@ -402,7 +402,7 @@ class EvalRunner:
             with tape.use(cassette):
                 return await self._run_with_hooks(case, run)
         finally:
-            if cassette.mode == "record":
+            if cassette.records:
                 try:
                     cassette.save()
                 except OSError as error:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
+from agentcli.assistant.cassette import CassetteMode
 from agentcli.assistant.package import (
     AssistantPackage,
     find_assistants_root,
@@ -120,7 +121,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
-    taped = options.record or options.replay
+    taped = bool(options.record or options.replay)
     registry = AssistantRegistry(
         root, cwd=options.cwd, max_concurrency=options.parallel, cassettes=taped
     )
@@ -183,7 +184,14 @@ def _cassettes(options: EvalOptions, spec: InputSpec) -> Cassettes:
             f"no cassettes to replay: {folder} does not exist",
             hint="record them first with --record (or point --cassettes at them)",
         )
-    return Cassettes(folder, "record" if options.record else "replay")
+    modes: dict[str | None, CassetteMode] = {
+        "all": "record",
+        "missing": "record-missing",
+        "strict": "replay",
+        "live-tools": "replay-live-tools",
+        "live-model": "replay-live-model",
+    }
+    return Cassettes(folder, modes[options.record or options.replay])
 
 
 def _count(number: int, noun: str) -> str:

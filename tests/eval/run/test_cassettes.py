@@ -247,3 +247,67 @@ def test_a_dynamic_case_and_a_judged_case_round_trip(tmp_path, monkeypatch):
     assert [t.input for t in dynamic.turns] == [t.input for t in before[0].turns]
     assert [c.reached for c in dynamic.checkpoints] == [c.reached for c in before[0].checkpoints]
     assert after[1].assertions[0].verdict == before[1].assertions[0].verdict is not None
+
+
+def _record_london(project: Path, http_url: str, server: OpenAIServer) -> str:
+    configure(project, server.base_url, http_url)
+    cases = write_cases(project, "modes", CASES[:1])
+    assert evaluate("wstdio", cases, "--record", output="modes/rec.jsonl").exit_code == 0
+    return cases
+
+
+def _change_the_tool(project: Path) -> None:
+    """The weather server's forecasts change: temperatures in Fahrenheit."""
+    server = project / "assistants/wstdio/mcps/server.py"
+    text = server.read_text()
+    assert "°C" in text
+    server.write_text(text.replace("°C", "°F"))
+
+
+def test_replay_live_tools_runs_the_tools_and_catches_a_changed_one(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        cases = _record_london(project, http_weather, server)
+    ran = evaluate("wstdio", cases, "--replay", "live-tools", output="modes/a.jsonl")
+    assert ran.exit_code == 0, ran.output  # the model from the cassette, the tool for real
+    _change_the_tool(project)
+    ran = evaluate("wstdio", cases, "--replay", "live-tools", output="modes/b.jsonl")
+    assert ran.exit_code == 1
+    (result,) = read_results(project / "modes/b.jsonl").results
+    # the tool answered otherwise, so the model was asked what it never was
+    assert result.status == "error"
+    assert "messages[2].content differs" in (result.error or ""), result.error
+
+
+def test_replay_live_model_calls_the_model_with_the_tools_replayed(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        cases = _record_london(project, http_weather, server)
+        (project / "assistants/wstdio/mcps/server.py").unlink()  # tools only from the cassette
+        (project / "assistants/wstdio/prompts.yml").write_text(
+            "- role: system\n  content: You are a terse weather bot.\n"
+        )
+        before = len(server.requests)
+        ran = evaluate("wstdio", cases, "--replay", "live-model", output="modes/c.jsonl")
+        assert ran.exit_code == 0, ran.output
+        assert len(server.requests) - before == 2  # the changed prompt went to the live model
+        assert server.requests[-1].body["messages"][0]["role"] == "system"
+        strict = evaluate("wstdio", cases, "--replay", output="modes/d.jsonl")
+    assert strict.exit_code == 1  # strict: the changed prompt is not what was recorded
+    (result,) = read_results(project / "modes/d.jsonl").results
+    assert "messages[0]" in (result.error or "")
+
+
+def test_record_missing_replays_what_is_recorded_and_records_the_rest(project, http_weather):
+    with OpenAIServer(latency=0.0) as server:
+        cases = _record_london(project, http_weather, server)
+        grown = write_cases(project, "modes", CASES)  # mars is new
+        before = len(server.requests)
+        ran = evaluate("wstdio", grown, "--record", "missing", output="modes/e.jsonl")
+        assert ran.exit_code == 0, ran.output
+        assert len(server.requests) - before == 2  # only mars's two calls went out
+    assert cases == grown
+    assert sorted(p.name for p in (project / "modes/cassettes").iterdir()) == [
+        "london.jsonl",
+        "mars.jsonl",
+    ]
+    replayed = evaluate("wstdio", grown, "--replay", output="modes/f.jsonl")
+    assert replayed.exit_code == 0, replayed.output

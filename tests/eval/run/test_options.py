@@ -32,11 +32,15 @@ GIVEN = {
     "locale": "zh-cn",
     "ctx_file": Path("ctx.json"),
     "timeout": 30.0,
+    "max_steps": 60,
     "parallel": 4,
     "runs": 3,
     "run_filter": "^a",
     "fail_fast": True,
     "dry_run": True,
+    "record": "all",
+    "replay": "strict",
+    "cassettes": Path("tapes"),
     "simulator": "sim.user",
     "before_all": "env.BeforeAll",
     "after_all": "env.AfterAll",
@@ -72,6 +76,18 @@ def test_the_header_records_todays_options_in_the_documented_order():
     )
 
 
+def test_options_given_rarely_join_the_header_only_when_given():
+    options = EvalOptions(max_steps=60, replay="live-tools", cassettes=Path("tapes"))
+    header = header_options(options)
+    assert list(header)[6:] == ["max_steps", "replay", "cassettes"]
+    assert (header["max_steps"], header["replay"], header["cassettes"]) == (
+        60,
+        "live-tools",
+        "tapes",
+    )
+    assert "record" not in header
+
+
 @pytest.mark.parametrize("name", sorted(GIVEN))
 def test_one_message_refuses_exactly_the_options_marked_so(name):
     spec = next(flag.spec for flag in flag_fields() if flag.name == name)
@@ -98,11 +114,30 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
-    assert [flag.name for flag in parsed] == ["timeout"]
+    assert [flag.name for flag in parsed] == ["timeout", "record", "replay"]
     defaults = EvalOptions()
     for flag in parsed:
         assert flag.type is str
-        assert flag.spec.parse(flag.default) == getattr(defaults, flag.name)
+        if flag.default is None:  # an option given or not: no text to parse when it is not
+            assert getattr(defaults, flag.name) is None
+        else:
+            assert flag.spec.parse(flag.default) == getattr(defaults, flag.name)
+
+
+def test_a_flag_given_alone_means_its_bare_value():
+    from agentcli.eval.run.options import bare_flags, with_bare_values
+
+    bare = bare_flags()
+    assert bare == {
+        "--record": (("all", "missing"), "all"),
+        "--replay": (("strict", "live-tools", "live-model"), "strict"),
+    }
+    assert with_bare_values(["--replay", "@c.jsonl"], bare) == ["--replay", "strict", "@c.jsonl"]
+    assert with_bare_values(["x", "--replay"], bare) == ["x", "--replay", "strict"]
+    assert with_bare_values(["--replay", "live-tools"], bare) == ["--replay", "live-tools"]
+    assert with_bare_values(["--", "--replay"], bare) == ["--", "--replay"]
+    with pytest.raises(ConfigError, match=r"--record 'sometimes': use one of all, missing"):
+        EvalOptions.from_flags({"record": "sometimes"})
 
 
 def test_flag_text_is_parsed_and_checked_where_it_is_read():
@@ -152,6 +187,14 @@ async def _timeout_winner() -> str:
     return "case" if result.status == "timeout" else "flag"
 
 
+async def _max_steps_winner() -> str:
+    probe = Probe(max_steps=9)
+    (case,) = cases({"id": "a", "input": "x", "options": {"max_steps": 7}})
+    chosen = probe.runner.config.request_options(case, None).max_steps
+    await probe.registry.aclose()
+    return {9: "flag", 7: "case"}[chosen]
+
+
 async def _simulator_winner() -> str:
     chosen = simulator_id(Case(id="a", simulator=Simulator(use="case.sim")), "flag.sim")
     return chosen.split(".")[0] if chosen else "neither"
@@ -162,6 +205,7 @@ WINNERS = {
     "user": lambda: _identity_winner("user"),
     "team": lambda: _identity_winner("team"),
     "timeout": _timeout_winner,
+    "max_steps": _max_steps_winner,
     "simulator": _simulator_winner,
 }
 
