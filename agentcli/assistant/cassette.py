@@ -51,7 +51,11 @@ __all__ = [
     "ReplayMiss",
     "active",
     "call_tool",
+    "decode_parts",
+    "encode_parts",
     "first_difference",
+    "model_request",
+    "read_interactions",
     "recorded",
     "use",
 ]
@@ -233,11 +237,8 @@ class CassetteModel:
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings
     ) -> Any:
-        """A call as the cassette matches it (the timeout is how long, not what, so left out)."""
-        options = {k: v for k, v in settings.to_dict().items() if k != "timeout"}
-        return recorded(
-            {"model": self.label, "messages": messages, "tools": tools, "settings": options}
-        )
+        """A call as the cassette matches it."""
+        return model_request(self.label, messages, tools, settings)
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings
@@ -263,6 +264,18 @@ class CassetteModel:
             yield part
         if cassette.records:
             cassette.add("model", request, recorded(encode_parts(parts)))
+
+
+def model_request(
+    label: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    settings: ModelSettings,
+) -> Any:
+    """A model call as cassettes and the response cache match it: the connector, messages,
+    tools and settings, redacted (the timeout is how long, not what, so left out)."""
+    options = {k: v for k, v in settings.to_dict().items() if k != "timeout"}
+    return recorded({"model": label, "messages": messages, "tools": tools, "settings": options})
 
 
 def encode_parts(parts: list[StreamPart]) -> list[dict[str, Any]]:

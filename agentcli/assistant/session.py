@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.context import Context
 from agentcli.assistant.conversation import Conversation
@@ -32,6 +32,9 @@ from agentcli.errors import HookError
 from agentcli.models.base import Model
 from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.runtime.storage import Storage
+
+if TYPE_CHECKING:
+    from agentcli.assistant.response_cache import ResponseCache
 
 __all__ = [
     "MAX_DELEGATE_DEPTH",
@@ -123,6 +126,10 @@ class AssistantRegistry:
         # With cassettes, every model and tool of the run looks for the calling task's
         # cassette (agentcli.assistant.cassette) and records into it or replays from it.
         self.cassettes = cassettes
+        # With a response cache, model calls are answered from it when asked again, except
+        # those of the packages in ``uncached`` (the agent under test of a --runs run).
+        self.cache: ResponseCache | None = None
+        self.uncached: frozenset[str] = frozenset()
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
         self.max_concurrency = max_concurrency
@@ -176,6 +183,10 @@ class AssistantRegistry:
                 if limiter is None:
                     limiter = self._limiters[spec] = AdaptiveLimiter(self.max_concurrency)
                 model.limiter = limiter
+            if self.cache is not None and (package is None or package.id not in self.uncached):
+                from agentcli.assistant.response_cache import CachingModel
+
+                model = CachingModel(model, spec, self.cache)
             if self.cassettes:
                 from agentcli.assistant.cassette import CassetteModel
 
@@ -244,3 +255,5 @@ class AssistantRegistry:
                 await close()
         if self._memory_store is not None:
             self._memory_store.close()
+        if self.cache is not None:
+            self.cache.close()

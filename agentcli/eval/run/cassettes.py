@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.assistant.cassette import Cassette, CassetteMode
+from agentcli.assistant.cassette import Cassette, CassetteMode, read_interactions
 
 __all__ = ["Cassettes"]
 
@@ -36,3 +36,14 @@ class Cassettes:
     def open(self, case_id: str, run: int | None) -> Cassette:
         """The cassette of one case (one run of it)."""
         return Cassette.open(self.path_for(case_id, run), self.mode, case_id, run)
+
+    def check(self, case_ids: list[str], runs: int) -> None:
+        """Read every cassette the run will replay from, so a line that is not a cassette
+        entry is a ``ConfigError`` (file:line, exit 2) before any case runs."""
+        if self.mode == "record":
+            return  # every cassette is written anew
+        for case_id in case_ids:
+            for run in range(1, runs + 1) if runs > 1 else (None,):
+                path = self.path_for(case_id, run)
+                if path.is_file():
+                    read_interactions(path)

@@ -226,6 +226,17 @@ class EvalOptions:
             header_when_set=True,
         ),
     )
+    cache: bool = field(
+        default=False,
+        metadata=flag(
+            "--cache",
+            help="Answer a model call asked again with the same request from a cache on disk"
+            " (agent cache stats/clear); under --runs never the agent under test's, so"
+            " repeats stay independent.",
+            header="cache",
+            header_when_set=True,
+        ),
+    )
     cassettes: Path | None = field(
         default=None,
         metadata=flag(

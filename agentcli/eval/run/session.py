@@ -125,6 +125,12 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     registry = AssistantRegistry(
         root, cwd=options.cwd, max_concurrency=options.parallel, cassettes=taped
     )
+    if options.cache:
+        from agentcli.assistant.response_cache import ResponseCache
+
+        registry.cache = ResponseCache()
+        if options.runs > 1:  # repeats of the agent under test must stay independent
+            registry.uncached = frozenset({package.id})
     try:
         assistant = registry.get(package)
         config = EvalConfig(
@@ -364,6 +370,8 @@ def _plan(
         raise ConfigError(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
+    if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
+        config.cassettes.check([info.id for info in selected], config.runs)
     resumed = _resumed_results(options.resume) if options.resume else None
     kept = resumed.results if resumed is not None else []
     if resumed is not None:

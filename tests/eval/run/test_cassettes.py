@@ -311,3 +311,17 @@ def test_record_missing_replays_what_is_recorded_and_records_the_rest(project, h
     ]
     replayed = evaluate("wstdio", grown, "--replay", output="modes/f.jsonl")
     assert replayed.exit_code == 0, replayed.output
+
+
+def test_a_broken_cassette_is_exit_2_before_any_case_runs(project):
+    cases = write_cases(project, "bad", CASES)
+    folder = project / "bad" / "cassettes"
+    folder.mkdir()
+    (folder / "london.jsonl").write_text('{"type": "cassette", "version": 1, "case": "london"}\n')
+    (folder / "mars.jsonl").write_text(
+        '{"type": "cassette", "version": 1, "case": "mars"}\n{oops\n'
+    )
+    ran = evaluate("wstdio", cases, "--replay", output="bad/rep.jsonl")
+    assert ran.exit_code == 2
+    assert "bad/cassettes/mars.jsonl:2: not JSON" in ran.output
+    assert "Running Tests" not in ran.output

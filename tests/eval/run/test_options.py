@@ -40,6 +40,7 @@ GIVEN = {
     "dry_run": True,
     "record": "all",
     "replay": "strict",
+    "cache": True,
     "cassettes": Path("tapes"),
     "simulator": "sim.user",
     "before_all": "env.BeforeAll",
