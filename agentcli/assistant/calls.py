@@ -111,6 +111,8 @@ class LlmCalls(_Fanout):
                 tool_choice=options.pop("tool_choice", None),
                 extra=options,
             )
+            if self._ctx.registry.seed is not None:  # --seed, as for the agent's calls
+                settings.extra.setdefault("seed", self._ctx.registry.seed)
             messages = _as_messages(request.get("messages"))
             response = await collect(model, messages, [], settings, on_text=on_chunk)
         except Exception as error:

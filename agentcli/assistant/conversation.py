@@ -217,6 +217,8 @@ class Conversation:
             max_tokens=_pick(create.max_tokens if create else None, options.get("max_tokens")),
             extra={k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
         )
+        if self.registry.seed is not None:  # --seed, for providers that take one
+            settings.extra.setdefault("seed", self.registry.seed)
         package = self.assistant.package
         if self.agent is None:
             self.agent = Agent(

@@ -130,6 +130,9 @@ class AssistantRegistry:
         # those of the packages in ``uncached`` (the agent under test of a --runs run).
         self.cache: ResponseCache | None = None
         self.uncached: frozenset[str] = frozenset()
+        # --seed: passed as ``seed`` with every model call of the run (providers that take
+        # one sample reproducibly; litellm drops it for the others).
+        self.seed: int | None = None
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
         self.max_concurrency = max_concurrency

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.errors import ConfigError, ProviderError, ResponseTooLarge
+from agentcli.ids import new_id
 from agentcli.models.base import (
     ModelResponse,
     ModelSettings,
@@ -274,7 +274,7 @@ class StreamAssembler:
 def _tool_request(call: _PendingCall) -> ToolCallRequest:
     """Parse a finished call's argument text; invalid JSON sets ``arguments_error``."""
     text = "".join(call.arguments)
-    request = ToolCallRequest(id=call.id or f"call_{uuid.uuid4().hex[:12]}", name=call.name)
+    request = ToolCallRequest(id=call.id or f"call_{new_id()[:12]}", name=call.name)
     if not text.strip():
         return request
     try:

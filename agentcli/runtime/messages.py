@@ -8,13 +8,13 @@ standard ones to the OpenAI chat format that every model speaks.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from agentcli.choices import one_of
+from agentcli.ids import new_id
 from agentcli.models.base import Usage
 from agentcli.runtime.tools import ToolCall, ToolResult, result_text
 
@@ -48,12 +48,6 @@ def as_role(value: object) -> Role:
     if role is None:
         raise ValueError(f"unknown message role {value!r} (expected one of {', '.join(ROLES)})")
     return role
-
-
-def new_id() -> str:
-    """A short random id (64 bits from the OS: a third of ``uuid4``'s cost, and every case
-    makes a dozen)."""
-    return os.urandom(8).hex()
 
 
 @dataclass(slots=True)

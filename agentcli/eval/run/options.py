@@ -226,6 +226,16 @@ class EvalOptions:
             header_when_set=True,
         ),
     )
+    seed: int | None = field(
+        default=None,
+        metadata=flag(
+            "--seed",
+            help="Fix agentcli's random choices (ids, per case) and pass seed to the providers"
+            " that take one.",
+            header="seed",
+            header_when_set=True,
+        ),
+    )
     cache: bool = field(
         default=False,
         metadata=flag(

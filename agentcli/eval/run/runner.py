@@ -13,7 +13,6 @@ import asyncio
 import os
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,7 @@ from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
+from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
@@ -77,6 +77,7 @@ class EvalConfig:
     simulator: str | None = None
     max_steps: int | None = None  # --max-steps (wins over a case's options.max_steps)
     cassettes: Cassettes | None = None  # --record / --replay
+    seed: int | None = None  # --seed: ids per case from it, and ``seed`` for providers
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
 
@@ -95,7 +96,7 @@ class EvalConfig:
         """Identity, connector and metadata of a case, by the documented priorities."""
         ctx = self.context
         metadata = {**ctx.metadata, **case.metadata, **(case.options.metadata or {})}
-        chat_id = ctx.chat_id or f"test-{case.id}-{uuid.uuid4().hex[:8]}"
+        chat_id = ctx.chat_id or f"test-{case.id}-{new_id()[:8]}"
         if ctx.chat_id and run and run > 1:
             chat_id = f"{ctx.chat_id}-run{run}"
         locale, user_id, team_id = self.identity(case)
@@ -393,13 +394,17 @@ class EvalRunner:
 
     async def _taped(self, case: Case, run: int | None) -> CaseResult:
         """The case with its cassette active (``--record`` / ``--replay``), saved after a
-        recording; a cassette that cannot be written is a warning, the result stands."""
-        cassettes = self.config.cassettes
+        recording (a cassette that cannot be written is a warning, the result stands), and
+        its ids seeded under ``--seed``."""
+        cassettes, seed = self.config.cassettes, self.config.seed
+        # --seed: this case's ids (and its chat's) come from the seed, the case and the run
+        ids = seeded(None if seed is None else f"{seed}:{case.id}:{run or 1}")
         if cassettes is None:
-            return await self._run_with_hooks(case, run)
+            with ids:
+                return await self._run_with_hooks(case, run)
         cassette = cassettes.open(case.id, run)
         try:
-            with tape.use(cassette):
+            with tape.use(cassette), ids:
                 return await self._run_with_hooks(case, run)
         finally:
             if cassette.records:

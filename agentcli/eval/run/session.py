@@ -125,6 +125,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     registry = AssistantRegistry(
         root, cwd=options.cwd, max_concurrency=options.parallel, cassettes=taped
     )
+    registry.seed = options.seed
     if options.cache:
         from agentcli.assistant.response_cache import ResponseCache
 
@@ -152,6 +153,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             retries=options.retries,
             max_steps=options.max_steps,
             cassettes=_cassettes(options, spec) if taped else None,
+            seed=options.seed,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)

@@ -41,6 +41,7 @@ GIVEN = {
     "record": "all",
     "replay": "strict",
     "cache": True,
+    "seed": 7,
     "cassettes": Path("tapes"),
     "simulator": "sim.user",
     "before_all": "env.BeforeAll",
