@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,7 @@ __all__ = [
     "ReplayMiss",
     "active",
     "call_tool",
+    "clock_reading",
     "decode_parts",
     "encode_parts",
     "first_difference",
@@ -67,7 +69,7 @@ FORMAT_VERSION = 1
 CassetteMode = Literal[
     "record", "record-missing", "replay", "replay-live-tools", "replay-live-model"
 ]
-Kind = Literal["model", "tool", "tools"]
+Kind = Literal["model", "tool", "tools", "clock"]
 
 _ACTIVE: ContextVar[Cassette | None] = ContextVar("agentcli_cassette", default=None)
 
@@ -102,8 +104,9 @@ class Cassette:
         return cassette
 
     def replays(self, kind: Kind) -> bool:
-        """Whether calls of ``kind`` are answered from the cassette."""
-        if self.mode in ("replay", "record-missing"):
+        """Whether calls of ``kind`` are answered from the cassette (the clock in every
+        mode that replays anything: a prompt with the date must match its recording)."""
+        if self.mode in ("replay", "record-missing") or (kind == "clock" and self.mode != "record"):
             return True
         if self.mode == "replay-live-tools":
             return kind == "model"
@@ -193,7 +196,7 @@ def read_interactions(path: Path) -> list[Interaction]:
                     hint="record it again with --record",
                 )
             continue
-        if kind not in ("model", "tool", "tools") or "request" not in data:
+        if kind not in ("model", "tool", "tools", "clock") or "request" not in data:
             raise ConfigError(f"{shown}:{number}: not a cassette entry (type {kind!r})")
         items.append(Interaction(kind, data["request"], data.get("reply")))
     return items
@@ -408,6 +411,26 @@ def _replayed_outcome(reply: Any, tool: str, raising: bool) -> Any:
             details=dict(item.get("details") or {}),
         )
     return reply.get("result")
+
+
+def clock_reading(live: Callable[[], datetime]) -> datetime:
+    """The time as the active cassette tells it: each reading of a recorded case is
+    replayed in order (``$SYS.DATE`` in a prompt then matches its recording), and recorded
+    when recording; ``live()`` outside a cassette, and past the recorded readings."""
+    cassette = active()
+    if cassette is None:
+        return live()
+    if cassette.replays("clock"):
+        found = cassette.take("clock", {})
+        if found is not None and isinstance(found.reply, str):
+            try:
+                return datetime.fromisoformat(found.reply)
+            except ValueError:
+                pass
+    now = live()
+    if cassette.records:
+        cassette.add("clock", {}, now.isoformat())
+    return now
 
 
 def first_difference(recorded: Any, asked: Any, path: str = "") -> str:

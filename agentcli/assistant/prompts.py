@@ -356,7 +356,9 @@ def _timezone(now: datetime) -> str:
 def _clock(now: datetime | None) -> datetime:
     """``now`` as an aware datetime: the current local time, or a naive value taken as local."""
     if now is None:
-        return datetime.now().astimezone()
+        from agentcli.assistant.cassette import clock_reading  # a case's recorded time
+
+        return clock_reading(lambda: datetime.now().astimezone())
     return now if now.tzinfo is not None else now.astimezone()
 
 

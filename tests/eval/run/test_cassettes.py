@@ -6,6 +6,7 @@ no key reaches a cassette."""
 from __future__ import annotations
 
 import json
+import time
 import shutil
 import subprocess
 import sys
@@ -325,3 +326,21 @@ def test_a_broken_cassette_is_exit_2_before_any_case_runs(project):
     assert ran.exit_code == 2
     assert "bad/cassettes/mars.jsonl:2: not JSON" in ran.output
     assert "Running Tests" not in ran.output
+
+
+def test_the_time_a_prompt_shows_is_replayed_as_recorded(project, http_weather):
+    """A prompt with $SYS.TIME differs from second to second: the replay gives it the
+    recorded time, so its model call still matches."""
+    (project / "assistants/wstdio/prompts.yml").write_text(
+        "- role: system\n  content: 'The time is $SYS.TIME.'\n"
+    )
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        cases = write_cases(project, "clock", CASES[:1])
+        assert evaluate("wstdio", cases, "--record", output="clock/rec.jsonl").exit_code == 0
+        sent = server.requests[0].body["messages"][0]["content"]
+    time.sleep(1.1)  # the clock has moved on
+    replayed = evaluate("wstdio", cases, "--replay", output="clock/rep.jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    cassette = (project / "clock/cassettes/london.jsonl").read_text()
+    assert sent.startswith("The time is ") and json.dumps(sent)[1:-1] in cassette
