@@ -34,6 +34,7 @@ from agentcli.models.limiter import AdaptiveLimiter
 from agentcli.runtime.storage import Storage
 
 if TYPE_CHECKING:
+    from agentcli.assistant.cassette import CassetteMode
     from agentcli.assistant.response_cache import ResponseCache
 
 __all__ = [
@@ -57,7 +58,7 @@ class Assistant:
         self.registry = registry
         self.hooks = Hooks.load(package.id, package.path)
         self.toolbox = ToolBox.for_package(package, env=registry.env)
-        self.toolbox.cassettes = registry.cassettes
+        self.toolbox.cassettes = registry.cassettes is not None
         self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}
 
     def prompts(
@@ -120,10 +121,10 @@ class AssistantRegistry:
         memory_store: MemoryStore | None = None,
         env: dict[str, str] | None = None,
         max_concurrency: int | None = None,
-        cassettes: bool = False,
+        cassettes: CassetteMode | None = None,
     ) -> None:
         self.root = root
-        # With cassettes, every model and tool of the run looks for the calling task's
+        # With a cassette mode, every model and tool of the run looks for the calling task's
         # cassette (agentcli.assistant.cassette) and records into it or replays from it.
         self.cassettes = cassettes
         # With a response cache, model calls are answered from it when asked again, except
@@ -172,12 +173,19 @@ class AssistantRegistry:
         key = (spec, package_dir)
         model = self._models.get(key)
         if model is None:
+            env = self.env
+            if self.cassettes in ("replay", "replay-live-tools"):
+                # The model answers from the cassettes and is never called: a replay needs
+                # no API key (the placeholder that stands for it is never sent).
+                from agentcli.models.connectors import KEY_VARIABLES
+
+                env = {**{name: "replayed-no-key" for name in KEY_VARIABLES.values()}, **env}
             model = resolve_connector(
                 spec,
                 package_dir=package_dir,
                 cwd=self.cwd,
                 assistants_root=self.root or (package.root if package else None),
-                env=self.env,
+                env=env,
             )
             if self.max_concurrency and hasattr(model, "limiter"):
                 # One adaptive limit per connector, shared by every package that uses it:
@@ -190,7 +198,7 @@ class AssistantRegistry:
                 from agentcli.assistant.response_cache import CachingModel
 
                 model = CachingModel(model, spec, self.cache)
-            if self.cassettes:
+            if self.cassettes is not None:
                 from agentcli.assistant.cassette import CassetteModel
 
                 model = CassetteModel(model, spec)

@@ -121,9 +121,12 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
-    taped = bool(options.record or options.replay)
+    cassettes = _cassettes(options, spec) if options.record or options.replay else None
     registry = AssistantRegistry(
-        root, cwd=options.cwd, max_concurrency=options.parallel, cassettes=taped
+        root,
+        cwd=options.cwd,
+        max_concurrency=options.parallel,
+        cassettes=cassettes.mode if cassettes else None,
     )
     registry.seed = options.seed
     if options.cache:
@@ -152,7 +155,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             simulator=options.simulator,
             retries=options.retries,
             max_steps=options.max_steps,
-            cassettes=_cassettes(options, spec) if taped else None,
+            cassettes=cassettes,
             seed=options.seed,
         )
         if spec.kind == "message":

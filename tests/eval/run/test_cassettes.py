@@ -344,3 +344,20 @@ def test_the_time_a_prompt_shows_is_replayed_as_recorded(project, http_weather):
     assert replayed.exit_code == 0, replayed.output
     cassette = (project / "clock/cassettes/london.jsonl").read_text()
     assert sent.startswith("The time is ") and json.dumps(sent)[1:-1] in cassette
+
+
+def test_a_replay_needs_no_key_and_no_network(project, http_weather, monkeypatch):
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        cases = write_cases(project, "remote", CASES[:1])
+        assert evaluate("wstdio", cases, "--record", output="remote/rec.jsonl").exit_code == 0
+    # the same connector, now a real provider's address with no key anywhere
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (project / "connectors.yml").write_text(
+        "loop: {model: openai/tools, api_base: 'https://api.openai.invalid/v1'}\n"
+    )
+    live = evaluate("wstdio", cases, output="remote/live.jsonl")
+    assert live.exit_code == 2 and "needs an API key: OPENAI_API_KEY is not set" in live.output
+    replayed = evaluate("wstdio", cases, "--replay", output="remote/rep.jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    assert comparable(project / "remote/rep.jsonl") == comparable(project / "remote/rec.jsonl")
