@@ -6,10 +6,10 @@ no key reaches a cassette."""
 from __future__ import annotations
 
 import json
-import time
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
