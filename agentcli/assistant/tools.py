@@ -291,7 +291,24 @@ class ToolBox:
         return result
 
     async def list_tools(self, server: str | None = None) -> list[dict[str, Any]]:
-        """Every tool of ``server`` (or of all servers): server, name, description, input_schema."""
+        """Every tool of ``server`` (or of all servers): server, name, description,
+        input_schema. Under a cassette, recorded or replayed like the model's listing."""
+        cassette = active_cassette() if self.cassettes else None
+        if cassette is None:
+            return await self._list_tools(server)
+        request = cassette_record({"list": server})
+        if cassette.replays("tools"):
+            found = cassette.take("tools", request)
+            if found is not None:
+                return list(found.reply or [])
+            if not cassette.records:
+                raise ToolError(cassette.miss("tools", request, "the tool listing").message)
+        listed = await self._list_tools(server)
+        if cassette.records:
+            cassette.add("tools", request, cassette_record(listed))
+        return listed
+
+    async def _list_tools(self, server: str | None) -> list[dict[str, Any]]:
         specs = [self._spec(server)] if server is not None else list(self.specs.values())
         return [
             {
@@ -307,22 +324,28 @@ class ToolBox:
     async def call_tool(
         self, server: str, name: str, arguments: dict[str, Any] | None = None, *, ctx: Any = None
     ) -> Any:
-        """Call one tool and return its result; a failure raises ``ToolError``."""
+        """Call one tool and return its result; a failure raises ``ToolError``. Under a
+        cassette the outcome is recorded, or replayed without the server."""
+        arguments = {} if arguments is None else arguments
+        if not isinstance(arguments, dict):
+            raise ToolError(f"{server}/{name}: arguments must be an object")
+        if self.cassettes and active_cassette() is not None:
+            return await cassette_call(
+                server, name, arguments, lambda: self._checked_call(server, name, arguments, ctx),
+                raising=True,
+            )  # fmt: skip
+        return await self._checked_call(server, name, arguments, ctx)
+
+    async def _checked_call(
+        self, server: str, name: str, arguments: dict[str, Any], ctx: Any
+    ) -> Any:
         spec = self._spec(server)
         tool = next((t for t in await self._server_tools(spec) if t.bare_name == name), None)
         if tool is None:
             raise ToolError(f"server {server!r} has no tool {name!r}")
-        arguments = {} if arguments is None else arguments
-        if not isinstance(arguments, dict):
-            raise ToolError(f"{server}/{name}: arguments must be an object")
         problem = self._validator.errors(tool, arguments)
         if problem:
             raise ToolError(f"{server}/{name}: invalid arguments: {problem}")
-        if self.cassettes and active_cassette() is not None:
-            return await cassette_call(
-                server, name, arguments, lambda: self._call_tool(spec, tool, arguments, ctx),
-                raising=True,
-            )  # fmt: skip
         return await self._call_tool(spec, tool, arguments, ctx)
 
     async def _call_tool(

@@ -361,3 +361,30 @@ def test_a_replay_needs_no_key_and_no_network(project, http_weather, monkeypatch
     replayed = evaluate("wstdio", cases, "--replay", output="remote/rep.jsonl")
     assert replayed.exit_code == 0, replayed.output
     assert comparable(project / "remote/rep.jsonl") == comparable(project / "remote/rec.jsonl")
+
+
+HOOK = """
+def Create(ctx, messages):
+    listed = [t["name"] for t in ctx.mcp.list_tools("weather")]
+    forecast = ctx.mcp.call_tool("weather", "get_forecast", {"city": "Paris"})
+    print("hook saw", listed, forecast["summary"])
+    return None
+"""
+
+
+def test_ctx_mcp_calls_of_a_hook_are_recorded_and_replayed(project, http_weather):
+    (project / "assistants/wstdio/src").mkdir()
+    (project / "assistants/wstdio/src/index.py").write_text(HOOK)
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        cases = write_cases(project, "hooks", CASES[:1])
+        assert evaluate("wstdio", cases, "--record", output="hooks/rec.jsonl").exit_code == 0
+    (project / "assistants/wstdio/mcps/server.py").unlink()  # no server for the replay
+    replayed = evaluate("wstdio", cases, "--replay", output="hooks/rep.jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    said = [
+        [line["text"] for line in r.logs or []]
+        for name in ("rec", "rep")
+        for r in read_results(project / f"hooks/{name}.jsonl").results
+    ]
+    assert said[0] == said[1] and said[0][0].startswith("hook saw ['get_forecast', 'list_cities']")
