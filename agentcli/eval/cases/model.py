@@ -29,7 +29,8 @@ DEFAULT_MAX_TURNS = 20
 
 @dataclass(slots=True)
 class Assertion:
-    """One check on a case's output: ``{type, value, path, script, use, options, message, negate}``."""
+    """One check on a case's output: ``{type, value, path, script, use, options, message, negate}``
+    (a ``trajectory`` also takes ``mode``, ``arguments_mode`` and ``scope``)."""
 
     type: str
     value: Any = None
@@ -39,6 +40,9 @@ class Assertion:
     options: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
     negate: bool = False
+    mode: str | None = None
+    arguments_mode: str | None = None
+    scope: str | None = None
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -54,12 +58,15 @@ class Assertion:
             options=dict(obj.get("options") or {}),
             message=obj.get("message"),
             negate=bool(obj.get("negate", False)),
+            mode=obj.get("mode"),
+            arguments_mode=obj.get("arguments_mode"),
+            scope=obj.get("scope"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with only the fields that are set (``type`` first)."""
         data: dict[str, Any] = {"type": self.type}
-        for key in ("value", "path", "script", "use"):
+        for key in ("value", "path", "script", "use", "mode", "arguments_mode", "scope"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.options:
