@@ -115,10 +115,10 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
             kind = type(value)
             # Plain leaves inline (the common case, and a call each otherwise): a literal
             # string against a string, a number against a number.
-            if kind is str and type(found) is str and not value.startswith("regex:"):
-                if found != value:
-                    return False
-            elif kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES:
+            plain = (kind is str and type(found) is str and not value.startswith("regex:")) or (
+                kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES
+            )
+            if plain:
                 if found != value:
                     return False
             elif not match_value(found, value, exact):

@@ -240,10 +240,10 @@ def _in_order(pairs: _Pairs) -> list[int]:
     """The earliest position matching each expected call after the previous one's; it stops
     at the first expected call without one (so it is shorter than E when that fails)."""
     found: list[int] = []
-    calls, mode = pairs.calls, pairs.arguments_mode
+    calls, arguments_mode = pairs.calls, pairs.arguments_mode
     position = 0
     for expected in pairs.expected:
-        while position < len(calls) and expected.difference(calls[position], mode):
+        while position < len(calls) and expected.difference(calls[position], arguments_mode):
             position += 1
         if position == len(calls):
             break
@@ -257,10 +257,10 @@ def _pairing(pairs: _Pairs, mode: Mode) -> tuple[list[int | None], list[int | No
     the expected call of call ``i`` (None: unpaired)."""
     partner: list[int | None] = [None] * len(pairs.expected)
     owner: list[int | None] = [None] * len(pairs.calls)
-    calls, mode = pairs.calls, pairs.arguments_mode
+    calls, arguments_mode = pairs.calls, pairs.arguments_mode
     for j, expected in enumerate(pairs.expected):
         for i in pairs.candidates(j):
-            if owner[i] is None and not expected.difference(calls[i], mode):
+            if owner[i] is None and not expected.difference(calls[i], arguments_mode):
                 partner[j], owner[i] = i, j
                 break
     if not _paired_enough(mode, partner, owner):

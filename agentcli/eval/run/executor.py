@@ -21,8 +21,8 @@ from agentcli.jsonsafe import json_safe
 
 if TYPE_CHECKING:
     from agentcli.assistant.request import Reply, ToolCall
-    from agentcli.assistant.tools import ToolBox
     from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.tools import ToolBox
     from agentcli.eval.cases.model import Case
     from agentcli.eval.run.runner import EvalConfig
 
