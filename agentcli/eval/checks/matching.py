@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -149,7 +150,9 @@ def _matcher_holds(actual: Any, matcher: dict[str, Any]) -> bool:
     if isinstance(actual, bool) or not isinstance(actual, _NUMBERS):
         return False
     tolerance = matcher.get(TOL, DEFAULT_TOLERANCE)
-    return bool(abs(actual - matcher[APPROX]) <= tolerance)
+    distance = abs(actual - matcher[APPROX])
+    # Inclusive, also where binary floats land a hair past it (19.99 is 0.01 from 20).
+    return bool(distance <= tolerance or math.isclose(distance, tolerance, rel_tol=1e-9))
 
 
 def value_problems(value: Any) -> Iterator[str]:

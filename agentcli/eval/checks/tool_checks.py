@@ -9,6 +9,7 @@ in a dynamic case's checkpoint, the turn's). ``trajectory`` reads the whole conv
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,7 +34,7 @@ __all__ = ["COUNT_KEYS", "TOOL_CHECKERS", "ToolSpec"]
 
 COUNT_KEYS = ("times", "min", "max")
 _Choice = TypeVar("_Choice", bound=str)
-_EXPECTED_CACHE: dict[int, tuple[Any, list[ExpectedCall]]] = {}
+_EXPECTED_CACHE: dict[int, tuple[Any, tuple[Any, ...], list[ExpectedCall]]] = {}
 _EXPECTED_CACHE_SIZE = 256
 _VALIDATORS: dict[int, tuple[Any, Any]] = {}  # id(schema) -> (schema, its validator)
 
@@ -213,17 +214,24 @@ def _trajectory(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
 
 def _expected_calls(value: Any) -> list[ExpectedCall]:
     """The expected calls of a ``trajectory`` value, parsed once per value (a case file's
-    assertion is checked again on every run of its case)."""
+    assertion is checked again on every run of its case; parsing 50 calls costs more than
+    matching them)."""
     cached = _EXPECTED_CACHE.get(id(value))
-    if cached is not None and cached[0] is value:
-        return cached[1]
+    if cached is not None and cached[0] is value and _same_items(cached[1], value):
+        return cached[2]
     if not isinstance(value, list):
         raise ValueError('trajectory "value" must be a list of calls')
     calls = [ExpectedCall.of(item) for item in value]
     if len(_EXPECTED_CACHE) >= _EXPECTED_CACHE_SIZE:
         _EXPECTED_CACHE.clear()
-    _EXPECTED_CACHE[id(value)] = (value, calls)  # holding the value keeps its id unique
+    # Holding the value keeps its id unique; its items, to see one replaced since.
+    _EXPECTED_CACHE[id(value)] = (value, tuple(value), calls)
     return calls
+
+
+def _same_items(items: tuple[Any, ...], value: list[Any]) -> bool:
+    """The list still holds the very items it held."""
+    return len(items) == len(value) and all(map(operator.is_, items, value))
 
 
 def _choice(value: str | None, choices: tuple[_Choice, ...], default: _Choice, key: str) -> _Choice:
