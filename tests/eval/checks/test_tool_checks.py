@@ -140,7 +140,10 @@ async def test_tool_args_valid_on_unknown_tools_and_without_schemas():
 def test_call_names_agree_with_the_suffix_rule(record, name):
     candidates = [record.tool]
     if record.server:
-        candidates += [f"{record.server}__{record.tool}", f"{record.server.replace('.', '_')}__{record.tool}"]
+        candidates += [
+            f"{record.server}__{record.tool}",
+            f"{record.server.replace('.', '_')}__{record.tool}",
+        ]
     rule = bool(name) and any(c == name or c.endswith("__" + name) for c in candidates)
     assert tool_name_matches(record, name) is rule
     assert (name in call_names(record)) is rule

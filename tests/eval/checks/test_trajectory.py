@@ -5,6 +5,8 @@ brute-force search."""
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -286,9 +288,7 @@ def brute_force(expected: list[ExpectedCall], calls: list[ToolCall], mode: str) 
     if mode == "any_order" and len(expected) != len(calls):
         return False
     small, large, fit = (
-        (calls, expected, lambda c, e: fits(e, c))
-        if mode == "subset"
-        else (expected, calls, fits)
+        (calls, expected, lambda c, e: fits(e, c)) if mode == "subset" else (expected, calls, fits)
     )
     return any(
         all(fit(s, large[i]) for s, i in zip(small, chosen, strict=True))
@@ -297,10 +297,54 @@ def brute_force(expected: list[ExpectedCall], calls: list[ToolCall], mode: str) 
 
 
 @settings(max_examples=300, deadline=None)
-@given(calls_strategy, expected_strategy, st.sampled_from(["exact", "in_order", "any_order", "subset", "superset"]))
+@given(
+    calls_strategy,
+    expected_strategy,
+    st.sampled_from(["exact", "in_order", "any_order", "subset", "superset"]),
+)
 def test_every_mode_agrees_with_its_definition(calls, value, mode):
     expected = [ExpectedCall.of(item) for item in value]
     outcome = match_trajectory(expected, calls, mode)
     assert outcome.passed is brute_force(expected, calls, mode), outcome.message
     if not outcome.passed:
         assert sum(line.startswith("  >") for line in outcome.message.splitlines()) == 1
+
+
+# --- the bundled example --------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_expense_cases_pass_offline_and_the_documented_failure_is_what_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import _register, app
+
+    _register()
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    out = tmp_path / "ok.jsonl"
+    ran = CliRunner().invoke(
+        app, ["eval", "-i", "assistants/expense/tests/trajectory.jsonl", "-o", str(out)]
+    )
+    assert ran.exit_code == 0, ran.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    results = [r for r in records if r.get("type") not in ("header", "summary")]
+    assert len(results) == 7 and all(r["status"] == "passed" for r in results)
+    types = {a["type"] for r in results for a in r.get("assertions", [])}
+    assert {"trajectory", "tool_not_called", "tool_args_valid", "tool_called"} <= types
+
+    failing = tmp_path / "failing.jsonl"
+    CliRunner().invoke(
+        app, ["eval", "-i", "assistants/expense/tests/failing.jsonl", "-o", str(failing)]
+    )
+    [wrong] = [
+        json.loads(line)
+        for line in failing.read_text().splitlines()
+        if json.loads(line).get("id") == "wrong-trajectory"
+    ]
+    docs = (ROOT / "docs" / "eval.md").read_text()
+    assert wrong["status"] == "failed"
+    assert f"```text\n{wrong['assertions'][0]['message']}\n```" in docs
