@@ -73,6 +73,7 @@ OUT_OF_ORDER = "missing (called earlier, out of order)"
 
 _MAX_ROWS = 40  # rows of a failure message; longer alignments show a window around the first
 _CELL = 60  # characters of one call in a row
+_CURSOR_MISSES = 3  # misses in a row before the pairing stops trying the calls' own order
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,10 +259,20 @@ def _pairing(pairs: _Pairs, mode: Mode) -> tuple[list[int | None], list[int | No
     partner: list[int | None] = [None] * len(pairs.expected)
     owner: list[int | None] = [None] * len(pairs.calls)
     calls, arguments_mode = pairs.calls, pairs.arguments_mode
+    # Calls made in the expected order pair at the cursor (the call after the last one
+    # paired) without a search; after a few misses in a row the order is taken to be another.
+    cursor, misses = 0, 0
     for j, expected in enumerate(pairs.expected):
+        if misses < _CURSOR_MISSES and cursor < len(calls) and owner[cursor] is None:
+            if not expected.difference(calls[cursor], arguments_mode):
+                partner[j], owner[cursor] = cursor, j
+                cursor, misses = cursor + 1, 0
+                continue
+            misses += 1
         for i in pairs.candidates(j):
             if owner[i] is None and not expected.difference(calls[i], arguments_mode):
                 partner[j], owner[i] = i, j
+                cursor = i + 1
                 break
     if not _paired_enough(mode, partner, owner):
         for j in range(len(pairs.expected)):
