@@ -227,6 +227,12 @@ def _error_messages(error: Any) -> list[str]:
                 hint = f' (did you mean "{close[0]}"?)' if close else ""
                 messages.append(f'unknown field "{key}"{hint}')
         return messages
+    if kind == "enum" and isinstance(expected, list):
+        choices = [str(choice) for choice in expected]
+        close = difflib.get_close_matches(str(instance), choices, n=1, cutoff=_SUGGEST_CUTOFF)
+        hint = f' (did you mean "{close[0]}"?)' if close else ""
+        shown = ", ".join(json.dumps(choice) for choice in expected)
+        return [f"must be one of {shown}, got {json.dumps(instance)}{hint}"]
     if kind == "required":
         return [f'missing required field "{k}"' for k in expected if k not in instance]
     if kind == "type":

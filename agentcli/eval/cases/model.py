@@ -30,7 +30,8 @@ DEFAULT_MAX_TURNS = 20
 @dataclass(slots=True)
 class Assertion:
     """One check on a case's output: ``{type, value, path, script, use, options, message,
-    negate, min, max}`` (``min``/``max``: the bounds of a count, as ``steps`` takes them)."""
+    negate, min, max}`` (``min``/``max``: the bounds of a count, as ``steps`` takes them; a
+    ``trajectory`` also takes ``mode``, ``arguments_mode`` and ``scope``)."""
 
     type: str
     value: Any = None
@@ -42,6 +43,9 @@ class Assertion:
     negate: bool = False
     minimum: int | None = None  # "min"
     maximum: int | None = None  # "max"
+    mode: str | None = None
+    arguments_mode: str | None = None
+    scope: str | None = None
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -59,12 +63,15 @@ class Assertion:
             negate=bool(obj.get("negate", False)),
             minimum=_whole(obj.get("min")),
             maximum=_whole(obj.get("max")),
+            mode=obj.get("mode"),
+            arguments_mode=obj.get("arguments_mode"),
+            scope=obj.get("scope"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with only the fields that are set (``type`` first)."""
         data: dict[str, Any] = {"type": self.type}
-        for key in ("value", "path", "script", "use"):
+        for key in ("value", "path", "script", "use", "mode", "arguments_mode", "scope"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.options:

@@ -29,7 +29,9 @@ from agentcli.eval.checks.matching import (
     show,
     tool_name_matches,
 )
-from agentcli.eval.checks.rules import RULES
+from agentcli.eval.checks.outcome import Check, Checker
+from agentcli.eval.checks.rules import RULES, field_problem
+from agentcli.eval.checks.tool_checks import TOOL_CHECKERS
 from agentcli.eval.results.model import AssertionResult, ToolCall, Trace, Usage
 from agentcli.jsonsafe import json_type
 from agentcli.patterns import compile_pattern
@@ -45,6 +47,7 @@ __all__ = [
     "Judge",
     "ScriptResolver",
     "Subject",
+    "ToolSchema",
     "evaluate",
     "output_text",
     "output_under_test",
@@ -55,7 +58,9 @@ __all__ = [
 
 @dataclass(slots=True)
 class Subject:
-    """What assertions look at: the output under test, its text, tool calls, time and usage."""
+    """What assertions look at: the output under test, its text, tool calls, time and usage.
+    ``conversation_calls`` holds every call of a dynamic case's turns so far (``tool_calls``
+    only this turn's); None when ``tool_calls`` are the whole case's."""
 
     output: Any
     text: str
@@ -65,6 +70,7 @@ class Subject:
     input: Any = None
     steps: int | None = None  # model calls of the turn, when known
     stop_reason: str | None = None  # how the turn ended: done, max_steps, ...
+    conversation_calls: list[ToolCall] | None = None
 
     @classmethod
     def of(
@@ -106,29 +112,21 @@ class Subject:
 
 Judge = Callable[[str, Any, Subject, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 ScriptResolver = Callable[[str], Callable[..., Any]]
+# The JSON Schema of a called tool's arguments, None when the package has no such tool.
+ToolSchema = Callable[[ToolCall], Awaitable[dict[str, Any] | None]]
 
 
 @dataclass(slots=True)
 class AssertionEnv:
-    """Services the runner injects: an LLM judge for ``agent``, a resolver for ``script``."""
+    """Services the runner injects: an LLM judge for ``agent``, a resolver for ``script``,
+    the tools' schemas for ``tool_args_valid``."""
 
     judge: Judge | None = None
     script: ScriptResolver | None = None
+    tool_schema: ToolSchema | None = None
 
 
-@dataclass(slots=True)
-class Check:
-    """A checker's raw outcome, before ``negate`` and ``message`` are applied."""
-
-    passed: bool
-    message: str
-    expected: Any = None
-    actual: Any = None
-    verdict: dict[str, Any] | None = None
-
-
-Checker = Callable[["Assertion", Subject, AssertionEnv], "Check | Awaitable[Check]"]
-ASSERTIONS: dict[str, Checker] = {}
+ASSERTIONS: dict[str, Checker] = dict(TOOL_CHECKERS)
 
 
 def _checker(name: str) -> Callable[[Checker], Checker]:
@@ -252,6 +250,9 @@ def validate_assertion(a: Assertion) -> str | None:
         return _unknown_type(a.type)
     if a.path is not None and a.type not in ("json_path", "type"):
         return f'"path" is only used by json_path and type assertions, not {a.type}'
+    problem = field_problem(a)
+    if problem:
+        return problem
     rule = RULES.get(a.type)
     return rule(a) if rule else None
 
@@ -401,33 +402,6 @@ def _is_json(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     if error is None:
         return Check(True, "output is valid JSON matching the schema", expected=a.value)
     return Check(False, f"JSON does not match schema at {error.json_path}: {error.message}")
-
-
-@_checker("tool_called")
-def _tool_called(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
-    """A tool named by ``value`` was called (with matching arguments if given)."""
-    called = [c.tool for c in s.tool_calls]
-    if not called:
-        return Check(False, "expected a tool call, but no tools were called", expected=a.value)
-    wanted = a.value if isinstance(a.value, list) else [a.value]
-    near_miss = ""
-    for item in wanted:
-        name = item if isinstance(item, str) else item["name"]
-        arguments = None if isinstance(item, str) else item.get("arguments")
-        for call in s.tool_calls:
-            if not tool_name_matches(call, name):
-                continue
-            if arguments is None or match_partial(call.arguments, arguments):
-                return Check(True, f"tool {show(name)} was called", a.value, called)
-            near_miss = near_miss or (
-                f"tool {show(name)} was called, but not with arguments {show(arguments)}; "
-                f"got {show(call.arguments)}"
-            )
-    if near_miss:
-        return Check(False, near_miss, a.value, called)
-    names = [w if isinstance(w, str) else w["name"] for w in wanted]
-    target = f"tool {show(names[0])}" if len(names) == 1 else f"one of tools {show(names)}"
-    return Check(False, f"expected {target} to be called; called: {show(called)}", a.value, called)
 
 
 @_checker("tool_result")

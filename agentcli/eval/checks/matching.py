@@ -1,13 +1,16 @@
 """Value matching shared by assertions, checkpoints and judges.
 
 Output as text, deep equality (key order never matters, ``1 == 1.0``, ``True != 1``),
-partial recursive matching with ``regex:`` patterns, JSON types, JSONPath lookups, tool
+recursive matching (partial or exact) with ``regex:`` patterns and the value matchers
+``{"$any": true}`` and ``{"$approx": x, "tol": t}``, JSON types, JSONPath lookups, tool
 names, and extracting the JSON an agent wrote inside prose or a fenced block.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -21,17 +24,21 @@ if TYPE_CHECKING:
     from agentcli.assistant.request import ToolCall
 
 __all__ = [
+    "DEFAULT_TOLERANCE",
+    "call_names",
     "compile_path",
     "deep_equal",
     "extract_json",
     "lookup_path",
     "match_partial",
+    "match_value",
     "normalize_path",
     "output_text",
     "parse_json_text",
     "regex_problems",
     "show",
     "tool_name_matches",
+    "value_problems",
 ]
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
@@ -40,6 +47,13 @@ _JSON_FENCES = ("", "json", "jsonc", "json5")
 # Scanning from every stray bracket is quadratic on hostile text: cap the characters examined.
 _SCAN_BUDGET = 2_000_000
 _UNICODE_SEGMENT = re.compile(r"\.([^.\[\]'\"\s()]*[^\x00-\x7f][^.\[\]'\"\s()]*)")
+# The value matchers an expected value may hold in place of a literal.
+ANY, APPROX, TOL = "$any", "$approx", "tol"
+DEFAULT_TOLERANCE = 1e-6  # what {"$approx": x} allows without a "tol"
+_NUMBERS = (int, float)
+_NUMBER_TYPES = frozenset(_NUMBERS)  # exactly these types: bool is not a number here
+_SEQUENCES = (list, tuple)
+_PLAIN = frozenset((str, int, float))  # leaves whose == is JSON equality between themselves
 
 
 def output_text(value: Any) -> str:
@@ -61,6 +75,8 @@ def show(value: Any, limit: int = 120) -> str:
 
 def deep_equal(a: Any, b: Any) -> bool:
     """JSON equality: dict key order ignored, ``1 == 1.0``, booleans equal only booleans."""
+    if type(a) is type(b) and type(a) in _PLAIN:
+        return bool(a == b)
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
@@ -76,26 +92,107 @@ def deep_equal(a: Any, b: Any) -> bool:
 
 
 def match_partial(actual: Any, expected: Any) -> bool:
-    """``expected`` found in ``actual``: objects by subset, recursively; ``regex:`` strings match."""
+    """``expected`` found in ``actual``: objects by subset, recursively; ``regex:`` strings
+    match; ``{"$any": true}`` and ``{"$approx": x, "tol": t}`` match as matchers."""
+    return match_value(actual, expected, False)
+
+
+def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
+    """``actual`` matches ``expected``: partially (objects by subset, a string against the
+    text form of the value) or, ``exact``, with the same keys at every level and JSON
+    equality at the leaves. Patterns and matchers apply in both."""
+    # Plain loops and positional recursion: this runs once per value compared.
     if isinstance(expected, dict):
+        if ANY in expected or APPROX in expected:
+            return _matcher_holds(actual, expected)
         if isinstance(actual, str):
             actual = _loads_or(actual, actual)
-        return isinstance(actual, dict) and all(
-            key in actual and match_partial(actual[key], value) for key, value in expected.items()
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list | tuple)
-            and len(actual) == len(expected)
-            and all(match_partial(x, y) for x, y in zip(actual, expected, strict=True))
-        )
+        if not isinstance(actual, dict) or (exact and actual.keys() != expected.keys()):
+            return False
+        for key, value in expected.items():
+            if key not in actual:
+                return False
+            found = actual[key]
+            kind = type(value)
+            # Plain leaves inline (the common case, and a call each otherwise): a literal
+            # string against a string, a number against a number.
+            plain = (kind is str and type(found) is str and not value.startswith("regex:")) or (
+                kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES
+            )
+            if plain:
+                if found != value:
+                    return False
+            elif not match_value(found, value, exact):
+                return False
+        return True
     if isinstance(expected, str):
-        text = output_text(actual)
         if expected.startswith("regex:"):
-            return compile_pattern(expected[len("regex:") :]).search(text) is not None
+            return compile_pattern(expected[6:]).search(output_text(actual)) is not None
+        if isinstance(actual, str):
+            return actual == expected
         # A tool may return 5 where the case says "5": compare the text forms.
-        return text == expected and actual is not None
+        return not exact and actual is not None and output_text(actual) == expected
+    if isinstance(expected, list):
+        if not isinstance(actual, _SEQUENCES) or len(actual) != len(expected):
+            return False
+        for item, wanted in zip(actual, expected, strict=True):
+            if not match_value(item, wanted, exact):
+                return False
+        return True
     return deep_equal(actual, expected)
+
+
+def _matcher_holds(actual: Any, matcher: dict[str, Any]) -> bool:
+    """``{"$any": true}`` holds for any value; ``{"$approx": x, "tol": t}`` for a number
+    within ``t`` of ``x`` (booleans are not numbers)."""
+    if ANY in matcher:
+        return True
+    if isinstance(actual, bool) or not isinstance(actual, _NUMBERS):
+        return False
+    tolerance = matcher.get(TOL, DEFAULT_TOLERANCE)
+    distance = abs(actual - matcher[APPROX])
+    # Inclusive, also where binary floats land a hair past it (19.99 is 0.01 from 20).
+    return bool(distance <= tolerance or math.isclose(distance, tolerance, rel_tol=1e-9))
+
+
+def value_problems(value: Any) -> Iterator[str]:
+    """Problems with the patterns and matchers nested anywhere in an expected value."""
+    yield from regex_problems(value)
+    yield from _matcher_problems(value)
+
+
+def _matcher_problems(value: Any) -> Iterator[str]:
+    """Malformed ``$any`` / ``$approx`` objects, and ``$`` keys that look like a typo of one."""
+    if isinstance(value, list):
+        for item in value:
+            yield from _matcher_problems(item)
+        return
+    if not isinstance(value, dict):
+        return
+    if ANY in value:
+        if value != {ANY: True}:
+            yield f'{{"$any": true}} stands alone, got {show(value)}'
+        return
+    if APPROX in value:
+        yield from _approx_problems(value)
+        return
+    for key, item in value.items():
+        close = difflib.get_close_matches(key, (ANY, APPROX), n=1, cutoff=0.75)
+        if key.startswith("$") and close:
+            yield f'unknown matcher {show(key)} (did you mean "{close[0]}"?)'
+        yield from _matcher_problems(item)
+
+
+def _approx_problems(value: dict[str, Any]) -> Iterator[str]:
+    """What is wrong with one ``{"$approx": x, "tol": t}``."""
+    extra = sorted(set(value) - {APPROX, TOL})
+    target, tolerance = value[APPROX], value.get(TOL, DEFAULT_TOLERANCE)
+    if extra:
+        yield f'{show(extra[0])} is not part of {{"$approx": number, "tol": number}}'
+    elif isinstance(target, bool) or not isinstance(target, int | float):
+        yield f'"$approx" must be a number, got {show(target)}'
+    elif isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
+        yield f'"tol" must be a non-negative number, got {show(tolerance)}'
 
 
 def regex_problems(value: Any, *, prefixed: bool = True) -> Iterator[str]:
@@ -227,10 +324,22 @@ def lookup_path(output: Any, path: str) -> tuple[bool, Any]:
 
 def tool_name_matches(record: ToolCall, name: str) -> bool:
     """Exact bare or ``<server>__<tool>`` name, or a ``__``-bounded suffix; never a substring."""
-    if not name:
-        return False
+    return bool(name) and name in call_names(record)
+
+
+def call_names(record: ToolCall) -> set[str]:
+    """Every name a call answers to: its bare and ``<server>__<tool>`` names (the server's
+    dots as ``_`` too) and each ``__``-bounded suffix of those."""
     candidates = [record.tool]
     if record.server:
         candidates.append(f"{record.server}__{record.tool}")
         candidates.append(f"{record.server.replace('.', '_')}__{record.tool}")
-    return any(c == name or c.endswith("__" + name) for c in candidates)
+    names = set()
+    for candidate in candidates:
+        names.add(candidate)
+        start = candidate.find("__")
+        while start != -1:
+            names.add(candidate[start + 2 :])
+            start = candidate.find("__", start + 1)
+    names.discard("")
+    return names

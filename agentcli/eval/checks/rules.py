@@ -7,17 +7,28 @@ types that accept any value (``equals``) have none.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
-from agentcli.eval.checks.matching import compile_path, regex_problems, show
+from agentcli.eval.checks.matching import compile_path, regex_problems, show, value_problems
+from agentcli.eval.checks.tool_checks import COUNT_KEYS
+from agentcli.eval.checks.trajectory import ARGUMENTS_MODES, CALL_KEYS, MODES, SCOPES
 from agentcli.jsonsafe import JSON_TYPES
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Assertion
 
-__all__ = ["JSON_TYPES", "RULES", "STOP_REASONS"]
+__all__ = ["JSON_TYPES", "RULES", "STOP_REASONS", "field_problem"]
+
+# Assertion fields only some types read, with the values they take.
+_TRAJECTORY_FIELDS: dict[str, tuple[str, ...]] = {
+    "mode": MODES,
+    "arguments_mode": ARGUMENTS_MODES,
+    "scope": SCOPES,
+}
+_TOOL_KEYS = ("name", "arguments", *COUNT_KEYS)
 
 
 def _scalar_value(a: Assertion) -> str | None:
@@ -79,25 +90,116 @@ def _schema_value(a: Assertion) -> str | None:
     return None
 
 
+def field_problem(a: Assertion) -> str | None:
+    """A ``trajectory`` field on another type, or one of them with a value it does not take;
+    ``min``/``max`` on another type than ``steps``."""
+    if (a.minimum is not None or a.maximum is not None) and a.type != "steps":
+        key = "min" if a.minimum is not None else "max"
+        return f'"{key}" is only used by steps assertions, not {a.type}'
+    for key, choices in _TRAJECTORY_FIELDS.items():
+        value = getattr(a, key)
+        if value is None:
+            continue
+        if a.type != "trajectory":
+            return f'"{key}" is only used by trajectory assertions, not {a.type}'
+        if value not in choices:
+            return f'trajectory "{key}" must be one of {", ".join(choices)}, got {show(value)}{_hint(value, choices)}'
+    return None
+
+
+def _hint(value: Any, choices: Iterable[str]) -> str:
+    """`` (did you mean "x"?)`` for a near miss of one of ``choices``, else ""."""
+    close = difflib.get_close_matches(str(value), list(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def _tool_called_value(a: Assertion) -> str | None:
+    """Rule: a name, ``{name, arguments?, times? | min?, max?}``, or a non-empty list of those."""
+    return _tool_items(a, counts=True)
+
+
+def _tool_not_called_value(a: Assertion) -> str | None:
     """Rule: a name, ``{name, arguments?}``, or a non-empty list of those."""
+    return _tool_items(a, counts=False)
+
+
+def _tool_items(a: Assertion, *, counts: bool) -> str | None:
+    """The first problem with the items of a tool_called / tool_not_called value."""
     items = a.value if isinstance(a.value, list) else [a.value]
     if not items:
-        return 'tool_called "value" must not be an empty list'
+        return f'{a.type} "value" must not be an empty list'
+    keys = _TOOL_KEYS if counts else ("name", "arguments")
     for item in items:
         if isinstance(item, str) and item:
             continue
-        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
-            extra = set(item) - {"name", "arguments"}
-            if extra:
-                return f"tool_called: unknown key {show(sorted(extra)[0])} (use name, arguments)"
-            if "arguments" in item and not isinstance(item["arguments"], dict):
-                return 'tool_called "arguments" must be an object'
-            problem = next(iter(regex_problems(item.get("arguments"))), None)
-            if problem:
-                return problem
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]):
+            shapes = '{"name", "arguments"}'
+            return f'{a.type} "value" must be a tool name, {shapes}, or a list of them'
+        problem = _unknown_key(a.type, item, keys)
+        problem = problem or _arguments_problem(a.type, item)
+        problem = problem or (_count_problem(item) if counts else None)
+        if problem:
+            return problem
+    return None
+
+
+def _unknown_key(kind: str, item: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """An item key outside ``keys``, with a did-you-mean hint."""
+    extra = sorted(set(item) - set(keys))
+    if not extra:
+        return None
+    hint = _hint(extra[0], keys) or f" (use {', '.join(keys)})"
+    return f"{kind}: unknown key {show(extra[0])}{hint}"
+
+
+def _arguments_problem(kind: str, item: dict[str, Any]) -> str | None:
+    """``arguments`` that are not an object, or hold a bad pattern or matcher."""
+    if "arguments" in item and not isinstance(item["arguments"], dict):
+        return f'{kind} "arguments" must be an object'
+    return next(iter(value_problems(item.get("arguments"))), None)
+
+
+def _count_problem(item: dict[str, Any]) -> str | None:
+    """``times`` with ``min``/``max``, a count that is not a non-negative integer, min > max."""
+    given = {key: item[key] for key in COUNT_KEYS if key in item}
+    for key, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f'tool_called "{key}" must be a non-negative integer, got {show(value)}'
+    if "times" in given and len(given) > 1:
+        return 'tool_called: give "times" or "min"/"max", not both'
+    low, high = given.get("min", 1 if "max" in given else 0), given.get("max")
+    if high is not None and low > high:
+        return f'tool_called "min" ({low}) is greater than "max" ({high})'
+    return None
+
+
+def _tool_args_valid_value(a: Assertion) -> str | None:
+    """Rule: tool_args_valid takes no value (it checks every call)."""
+    if a.value is not None:
+        return 'tool_args_valid takes no "value": it checks the arguments of every call'
+    return None
+
+
+def _trajectory_value(a: Assertion) -> str | None:
+    """Rule: a list of ``"name"`` or ``{name, arguments?, result?}``; empty only where no
+    calls can match (``exact``, ``any_order``, ``subset``)."""
+    if not isinstance(a.value, list):
+        return (
+            'trajectory "value" must be a list of calls ("name" or {"name", "arguments", "result"})'
+        )
+    if not a.value and a.mode in ("in_order", "superset"):
+        return f"an empty trajectory matches every case in mode {a.mode}; use exact for no calls"
+    for index, item in enumerate(a.value):
+        if isinstance(item, str) and item:
             continue
-        return 'tool_called "value" must be a tool name, {"name", "arguments"}, or a list of them'
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]):
+            return f'trajectory "value"[{index}] must be a tool name or {{"name", "arguments", "result"}}'
+        problem = _unknown_key("trajectory", item, CALL_KEYS) or _arguments_problem(
+            "trajectory", item
+        )
+        problem = problem or next(iter(value_problems(item.get("result"))), None)
+        if problem:
+            return f'trajectory "value"[{index}]: {problem.removeprefix("trajectory: ")}'
     return None
 
 
@@ -108,7 +210,7 @@ def _tool_result_value(a: Assertion) -> str | None:
     extra = set(a.value) - {"tool", "result"}
     if extra:
         return f"tool_result: unknown key {show(sorted(extra)[0])} (use tool, result)"
-    return next(iter(regex_problems(a.value.get("result"))), None)
+    return next(iter(value_problems(a.value.get("result"))), None)
 
 
 def _agent_value(a: Assertion) -> str | None:
@@ -172,6 +274,9 @@ RULES: dict[str, Callable[[Assertion], str | None]] = {
     "type": _type_value,
     "is_json": _schema_value,
     "tool_called": _tool_called_value,
+    "tool_not_called": _tool_not_called_value,
+    "tool_args_valid": _tool_args_valid_value,
+    "trajectory": _trajectory_value,
     "tool_result": _tool_result_value,
     "agent": _agent_value,
     "script": _script_value,

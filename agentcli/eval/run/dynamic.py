@@ -309,7 +309,7 @@ class _Dialogue:
         if reply.status == "max_steps":
             record.error = step_limit_message(trace)
             return "failed", f"agent turn {turn} {record.error}"
-        subject = _turn_subject(trace, said, record.duration_ms)
+        subject = _turn_subject(trace, said, record.duration_ms, self.calls)
         record.checkpoints_reached = await self._check(turn, subject)
         return None
 
@@ -421,9 +421,11 @@ def _transcript_message(message: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _turn_subject(trace: Trace, said: str, duration_ms: float) -> Subject:
+def _turn_subject(
+    trace: Trace, said: str, duration_ms: float, conversation_calls: list[ToolCall]
+) -> Subject:
     """What a turn's checkpoints look at: the output, plus the ``message`` of tool results
-    in the text, and only this turn's tool calls."""
+    in the text, and only this turn's tool calls (the conversation's beside them)."""
     output = output_under_test(trace)
     text = output_text(output)
     for call in trace.tool_calls:
@@ -439,6 +441,7 @@ def _turn_subject(trace: Trace, said: str, duration_ms: float) -> Subject:
         input=said,
         steps=trace.steps,
         stop_reason=trace.stop_reason,
+        conversation_calls=list(conversation_calls),
     )
 
 

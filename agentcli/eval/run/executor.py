@@ -20,8 +20,9 @@ from agentcli.eval.run.services import HookRunner, judge_with_agent
 from agentcli.jsonsafe import json_safe
 
 if TYPE_CHECKING:
-    from agentcli.assistant.request import Reply
+    from agentcli.assistant.request import Reply, ToolCall
     from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.tools import ToolBox
     from agentcli.eval.cases.model import Case
     from agentcli.eval.run.runner import EvalConfig
 
@@ -62,8 +63,11 @@ class JudgingExecutor:
         self.env = env
 
 
-def assertion_env(registry: AssistantRegistry, hooks: HookRunner) -> AssertionEnv:
-    """What assertions and checkpoints may call: the LLM judge and ``script`` functions."""
+def assertion_env(
+    registry: AssistantRegistry, hooks: HookRunner, tools: ToolBox | None = None
+) -> AssertionEnv:
+    """What assertions and checkpoints may call: the LLM judge, ``script`` functions and
+    the schemas of the tools in ``tools`` (the assistant under test's)."""
 
     async def judge(
         use: str, criteria: Any, subject: Subject, options: dict[str, Any]
@@ -72,7 +76,15 @@ def assertion_env(registry: AssistantRegistry, hooks: HookRunner) -> AssertionEn
             registry, use, criteria, subject.output, subject.input, options
         )
 
-    return AssertionEnv(judge=judge, script=hooks.resolve)
+    async def tool_schema(call: ToolCall) -> dict[str, Any] | None:
+        # The tools were listed to run the case: this reads the toolbox's cache.
+        if tools is None or call.server not in tools.specs:
+            return None
+        listed = await tools.list_tools(call.server)
+        schema = next((t["input_schema"] for t in listed if t["name"] == call.tool), None)
+        return schema if isinstance(schema, dict) else None
+
+    return AssertionEnv(judge=judge, script=hooks.resolve, tool_schema=tool_schema)
 
 
 def error_result(case: Case, run: int | None, message: str, started: float) -> CaseResult:

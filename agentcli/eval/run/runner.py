@@ -504,6 +504,6 @@ def failed(result: CaseResult) -> bool:
 def _case_file_executors(config: EvalConfig, hooks: HookRunner) -> Callable[[Case], CaseExecutor]:
     """Which executor plays a case of a case file: dynamic ones by the simulator, the
     others single-turn, both judging through one assertion environment."""
-    env = assertion_env(config.registry, hooks)
+    env = assertion_env(config.registry, hooks, config.assistant.toolbox)
     single, dynamic = SingleTurnExecutor(config, env), DynamicExecutor(config, env)
     return lambda case: dynamic if case.is_dynamic else single

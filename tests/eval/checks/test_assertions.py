@@ -605,6 +605,7 @@ def test_every_documented_type_is_registered():
         "contains", "not_contains", "icontains", "contains_any", "contains_all", "starts_with",
         "regex", "equals", "json_path", "type", "is_json", "tool_called", "tool_result",
         "agent", "script", "latency", "cost", "tokens",
+        "tool_not_called", "tool_args_valid", "trajectory", "steps", "stop_reason",
     }  # fmt: skip
 
 
@@ -681,7 +682,7 @@ def test_subject_from_trace():
         ),
         (
             {"type": "tool_called", "value": {"name": "x", "args": {}}},
-            'tool_called: unknown key "args" (use name, arguments)',
+            'tool_called: unknown key "args" (did you mean "arguments"?)',
         ),
         (
             {"type": "tool_result", "value": "setup"},
