@@ -438,7 +438,7 @@ def test_the_results_header_records_the_options_marked_for_it(project):
     header = json.loads((project / "r.jsonl").read_text().splitlines()[0])
     assert json.dumps(header["metadata"]["options"]) == (
         '{"connector": null, "timeout_s": 300.0, "parallel": 2, "runs": 1, '
-        '"fail_fast": false, "run": "^(a|h)"}'
+        '"fail_fast": false, "run": "^(a|h)", "state": "fresh"}'
     )
 
 
@@ -478,7 +478,7 @@ def test_a_new_field_reaches_the_cli_the_header_and_the_message_check(project):
     shown = _flat(runner.invoke(seeded, ["--help"]).output)
     assert "--seed <int range> Seed of the simulator. [default: 0; x>=0]" in shown
     assert runner.invoke(seeded, ["probe", "x", "--seed", "-1"]).exit_code == 2
-    assert list(header_options(options))[-2:] == ["run", "seed"]
+    assert list(header_options(options))[-3:] == ["run", "state", "seed"]
     assert header_options(options)["seed"] == 7
     with pytest.raises(ConfigError, match=r"^--seed applies to a file of cases"):
         refuse_case_options(WithSeed(seed=7))

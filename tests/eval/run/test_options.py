@@ -43,6 +43,7 @@ GIVEN = {
     "output": Path("out.jsonl"),
     "scripts": "env",
     "root": Path("assistants"),
+    "state": "persistent",
     "min_pass_rate": 80.0,
     "shard": "1/2",
     "retries": 2,
@@ -65,10 +66,11 @@ def test_the_header_records_todays_options_in_the_documented_order():
         ("runs", 3),
         ("fail_fast", False),
         ("run", "^a"),
+        ("state", "fresh"),
     ]
     assert json.dumps(header_options(EvalOptions())) == (
         '{"connector": null, "timeout_s": 300.0, "parallel": 1, "runs": 1, '
-        '"fail_fast": false, "run": null}'
+        '"fail_fast": false, "run": null, "state": "fresh"}'
     )
 
 
