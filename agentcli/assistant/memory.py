@@ -9,8 +9,9 @@ Four namespaces, each scoped by the kind and an owner id::
 
 Values are JSON (what ``get`` returns is a fresh copy). Every call is one transaction, so
 counters and lists stay correct across threads and processes. Expired keys are invisible
-and removed lazily. The store file is ``$AGENTCLI_HOME/memory.sqlite3`` (default
-``~/.local/share/agentcli``), created on first use.
+and removed lazily. The store file is ``memory.sqlite3`` in a state folder (``state.py``):
+the user's, ``$AGENTCLI_HOME`` (default ``~/.local/share/agentcli``), unless the run chose
+another (``agent eval`` uses a fresh one per run); it is created on first use.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentcli.assistant.state import StateDir
 from agentcli.errors import AgentRuntimeError, ConfigError, StorageError
 
 __all__ = [
@@ -62,10 +64,8 @@ _Result = TypeVar("_Result")
 
 
 def default_memory_path() -> Path:
-    """Where the persistent memory lives: ``$AGENTCLI_HOME`` or ``~/.local/share/agentcli``."""
-    home = os.environ.get("AGENTCLI_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".local" / "share" / "agentcli"
-    return base / "memory.sqlite3"
+    """Where the persistent memory lives: in ``$AGENTCLI_HOME`` or ``~/.local/share/agentcli``."""
+    return StateDir.persistent().memory_path
 
 
 class MemoryStore:

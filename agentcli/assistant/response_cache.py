@@ -30,10 +30,11 @@ SIZE_LIMIT = 1 << 30  # bytes on disk; the least recently used entries go first
 
 
 def default_cache_dir() -> Path:
-    """``$AGENTCLI_HOME/cache`` (default ``~/.local/share/agentcli/cache``)."""
-    from agentcli.assistant.memory import default_memory_path
+    """``$AGENTCLI_HOME/cache`` (default ``~/.local/share/agentcli/cache``): the user's, kept
+    across runs (not in a run's fresh state folder)."""
+    from agentcli.assistant.state import data_home
 
-    return default_memory_path().parent / "cache"
+    return data_home() / "cache"
 
 
 class ResponseCache:

@@ -27,6 +27,7 @@ from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.package import AssistantPackage, resolve_assistant
 from agentcli.assistant.prompts import select_prompts, truthy
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
+from agentcli.assistant.state import StateDir
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import HookError
 from agentcli.models.base import Model
@@ -111,19 +112,22 @@ class Assistant:
 
 
 class AssistantRegistry:
-    """Finds and caches assistants and models for one run; ``aclose`` stops tool servers."""
+    """Finds and caches assistants and models for one run; ``aclose`` stops tool servers.
+    Memory lives in ``state`` (the user's persistent folder unless the run gives one)."""
 
     def __init__(
         self,
         root: Path | None = None,
         *,
         cwd: Path | None = None,
+        state: StateDir | None = None,
         memory_store: MemoryStore | None = None,
         env: dict[str, str] | None = None,
         max_concurrency: int | None = None,
         cassettes: CassetteMode | None = None,
     ) -> None:
         self.root = root
+        self._state = state
         # With a cassette mode, every model and tool of the run looks for the calling task's
         # cassette (agentcli.assistant.cassette) and records into it or replays from it.
         self.cassettes = cassettes
@@ -143,10 +147,16 @@ class AssistantRegistry:
         self._limiters: dict[str, AdaptiveLimiter] = {}
 
     @property
+    def state(self) -> StateDir:
+        """The state folder of the run: the one given, else the user's (persistent) one."""
+        return self._state or StateDir.persistent()
+
+    @property
     def memory_store(self) -> MemoryStore:
-        """The SQLite store behind user/team/chat memory (opened on first use)."""
+        """The SQLite store behind user/team/chat memory, in the state folder (opened on
+        first use)."""
         if self._memory_store is None:
-            self._memory_store = MemoryStore()
+            self._memory_store = MemoryStore(self.state.memory_path)
         return self._memory_store
 
     def get(self, ref: str | AssistantPackage) -> Assistant:

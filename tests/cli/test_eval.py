@@ -438,7 +438,7 @@ def test_the_results_header_records_the_options_marked_for_it(project):
     header = json.loads((project / "r.jsonl").read_text().splitlines()[0])
     assert json.dumps(header["metadata"]["options"]) == (
         '{"connector": null, "timeout_s": 300.0, "parallel": 2, "runs": 1, '
-        '"fail_fast": false, "run": "^(a|h)"}'
+        '"fail_fast": false, "run": "^(a|h)", "state": "fresh"}'
     )
 
 
@@ -453,11 +453,11 @@ def test_a_new_field_reaches_the_cli_the_header_and_the_message_check(project):
     from agentcli.eval.run.request import refuse_case_options
 
     @dataclass(slots=True)
-    class WithSeed(EvalOptions):
-        seed: int = field(
+    class WithNonce(EvalOptions):
+        nonce: int = field(
             default=0,
             metadata=flag(
-                "--seed", help="Seed of the simulator.", min=0, header="seed", message=False
+                "--nonce", help="Nonce of the simulator.", min=0, header="nonce", message=False
             ),
         )
 
@@ -467,22 +467,22 @@ def test_a_new_field_reaches_the_cli_the_header_and_the_message_check(project):
         seen.append(options)
         return 0
 
-    seeded = eval_app(WithSeed, run=run)
-    result = runner.invoke(seeded, ["probe", "@cases.jsonl", "--seed", "7", "--parallel", "2"])
+    nonced = eval_app(WithNonce, run=run)
+    result = runner.invoke(nonced, ["probe", "@cases.jsonl", "--nonce", "7", "--parallel", "2"])
     assert result.exit_code == 0, result.output
     (options,) = seen
-    assert isinstance(options, WithSeed)
-    assert (options.seed, options.parallel, options.assistant, options.input) == (
+    assert isinstance(options, WithNonce)
+    assert (options.nonce, options.parallel, options.assistant, options.input) == (
         7, 2, "probe", "@cases.jsonl",
     )  # fmt: skip
-    shown = _flat(runner.invoke(seeded, ["--help"]).output)
-    assert "--seed <int range> Seed of the simulator. [default: 0; x>=0]" in shown
-    assert runner.invoke(seeded, ["probe", "x", "--seed", "-1"]).exit_code == 2
-    assert list(header_options(options))[-2:] == ["run", "seed"]
-    assert header_options(options)["seed"] == 7
-    with pytest.raises(ConfigError, match=r"^--seed applies to a file of cases"):
-        refuse_case_options(WithSeed(seed=7))
-    refuse_case_options(WithSeed())
+    shown = _flat(runner.invoke(nonced, ["--help"]).output)
+    assert "--nonce <int range> Nonce of the simulator. [default: 0; x>=0]" in shown
+    assert runner.invoke(nonced, ["probe", "x", "--nonce", "-1"]).exit_code == 2
+    assert list(header_options(options))[-3:] == ["run", "state", "nonce"]
+    assert header_options(options)["nonce"] == 7
+    with pytest.raises(ConfigError, match=r"^--nonce applies to a file of cases"):
+        refuse_case_options(WithNonce(nonce=7))
+    refuse_case_options(WithNonce())
 
 
 def test_agent_help_imports_nothing_of_eval_and_eval_help_only_its_options(tmp_path):

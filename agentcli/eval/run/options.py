@@ -289,6 +289,15 @@ class EvalOptions:
         metadata=flag("-s", "--scripts", help="Run Test* functions of src/<MODULE>_test.py."),
     )
     root: Path | None = field(default=None, metadata=flag("--root", help="Assistants root folder."))
+    state: str = field(
+        default="fresh",
+        metadata=flag(
+            "--state",
+            help="Memory store: fresh (empty, per run, removed after), persistent (the user's, "
+            "as agent run), or a folder DIR (created if missing, kept across runs).",
+            header="state",
+        ),
+    )
     min_pass_rate: float = field(
         default=100.0,
         metadata=flag(

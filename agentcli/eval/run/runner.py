@@ -113,8 +113,9 @@ class EvalConfig:
             max_steps=self.max_steps or case.options.max_steps,
         )
 
-    def hook_context(self, case: Case) -> EvalContext:
-        """The ``ctx`` a case's Before and After hooks receive."""
+    def hook_context(self, case: Case | None = None) -> EvalContext:
+        """The ``ctx`` a case's Before and After hooks receive (without a case: BeforeAll's
+        and AfterAll's, the run's identity), its ``memory`` in the run's store."""
         ctx = self.context
         locale, user_id, team_id = self.identity(case)
         return EvalContext(
@@ -122,8 +123,9 @@ class EvalConfig:
             user_id=user_id,
             team_id=team_id,
             chat_id=ctx.chat_id,
-            metadata={**ctx.metadata, **case.metadata},
+            metadata={**ctx.metadata, **case.metadata} if case is not None else dict(ctx.metadata),
             authorized=dict(ctx.authorized),
+            memory_store=self.registry.memory_store,
         )
 
 
@@ -295,7 +297,7 @@ class EvalRunner:
             active = [{"id": c.id, "input": c.input, "metadata": c.metadata} for c in selected]
             try:
                 outcome.before_all_data = await self._call_run_hook(
-                    "BeforeAll", config.before_all, config.context, active
+                    "BeforeAll", config.before_all, config.hook_context(), active
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
@@ -359,7 +361,7 @@ class EvalRunner:
             await self._call_run_hook(
                 "AfterAll",
                 self.config.after_all,
-                self.config.context,
+                self.config.hook_context(),
                 self._finished,
                 before_all_data,
             )

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.assistant.hooks import call_user_function
 from agentcli.assistant.identity import ContextFile
+from agentcli.assistant.memory import Memory, MemoryStore
 from agentcli.assistant.package import AssistantPackage
 from agentcli.assistant.request import Reply
 from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
@@ -25,9 +26,25 @@ __all__ = ["EvalContext", "HookRunner", "judge_with_agent", "parse_verdict"]
 @dataclass(slots=True)
 class EvalContext(ContextFile):
     """The plain ``ctx`` of eval hooks: identity, locale and metadata (the ``--ctx`` file's
-    fields, with the run's locale when it gives none)."""
+    fields, with the run's locale when it gives none), and ``memory`` in the run's store."""
 
     locale: str = "en-us"
+    memory_store: MemoryStore | None = field(default=None, repr=False, compare=False)
+    _memory: Memory | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def memory(self) -> Memory:
+        """``ctx.memory``: the user/team/chat namespaces of this identity in the run's store,
+        the one the cases use, so BeforeAll and Before can seed what the cases read."""
+        if self._memory is None:
+            if self.memory_store is None:
+                raise HookError(
+                    "ctx.memory is not available here: this ctx is not bound to a run's store"
+                )
+            self._memory = Memory.for_request(
+                self.memory_store, self.user_id, self.team_id, self.chat_id
+            )
+        return self._memory
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (what JS-era hooks saw as a plain object)."""

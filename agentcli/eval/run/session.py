@@ -27,6 +27,7 @@ from agentcli.assistant.package import (
     resolve_assistant,
 )
 from agentcli.assistant.session import AssistantRegistry
+from agentcli.assistant.state import open_state
 from agentcli.errors import ConfigError, HookError, OutputError, PackageError
 from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
@@ -122,19 +123,37 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
     cassettes = _cassettes(options, spec) if options.record or options.replay else None
-    registry = AssistantRegistry(
-        root,
-        cwd=options.cwd,
-        max_concurrency=options.parallel,
-        cassettes=cassettes.mode if cassettes else None,
-    )
-    registry.seed = options.seed
-    if options.cache:
-        from agentcli.assistant.response_cache import ResponseCache
+    # One state folder per run (not per case): BeforeAll, Before, the cases, their delegates
+    # and AfterAll all see the same store; a fresh one goes when the run ends, however.
+    with open_state(options.state, cwd=options.cwd) as state:
+        registry = AssistantRegistry(
+            root,
+            cwd=options.cwd,
+            state=state,
+            max_concurrency=options.parallel,
+            cassettes=cassettes.mode if cassettes else None,
+        )
+        registry.seed = options.seed
+        if options.cache:
+            from agentcli.assistant.response_cache import ResponseCache
 
-        registry.cache = ResponseCache()
-        if options.runs > 1:  # repeats of the agent under test must stay independent
-            registry.uncached = frozenset({package.id})
+            registry.cache = ResponseCache()
+            if options.runs > 1:  # repeats of the agent under test must stay independent
+                registry.uncached = frozenset({package.id})
+        return await _run_input(registry, package, spec, context, options, view, cassettes)
+
+
+async def _run_input(
+    registry: AssistantRegistry,
+    package: AssistantPackage,
+    spec: InputSpec,
+    context: EvalContext,
+    options: EvalOptions,
+    view: EvalView,
+    cassettes: Cassettes | None,
+) -> int:
+    """Run the message, case file, script tests or generated cases ``spec`` names; the
+    registry is closed after (its tool servers stopped, its memory store closed)."""
     try:
         assistant = registry.get(package)
         config = EvalConfig(
@@ -427,6 +446,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         view.info(f'Filter: "{options.run_filter}" ({matched} match)')
     if options.ctx_file:
         view.info(f"Context: {options.ctx_file}")
+    if config.registry.state.kind != "fresh":
+        view.info(f"State: {config.registry.state.label}")
     if config.runs > 1:
         view.info(f"Runs: {config.runs} per test case (stability analysis)")
         if options.min_pass_rate < 100:
@@ -472,13 +493,20 @@ def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> No
 def _signals_to(handler: Callable[[int], None]) -> Iterator[None]:
     """SIGINT and SIGTERM go to ``handler`` (with the signal number) inside the block."""
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    signums = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.getsignal(signum) for signum in signums}
+    for signum in signums:
         loop.add_signal_handler(signum, handler, signum)
     try:
         yield
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in signums:
             loop.remove_signal_handler(signum)
+            # The handlers from before the block (asyncio's, the state folder's), not the
+            # defaults remove_signal_handler leaves: a signal after the block still cleans up.
+            handler_before = previous[signum]
+            if handler_before is not None:  # None: not set from Python, nothing to put back
+                signal.signal(signum, handler_before)
 
 
 class ResultTally:
@@ -590,7 +618,8 @@ class CaseRun:
                 self.run_task.cancel()
         elif self.signals == 2:  # leave the hooks behind now; the summary is still written
             self.runner.interrupt(0)
-        else:
+        else:  # no clean-up runs after this: the fresh state folder goes first
+            self.config.registry.state.remove()
             os._exit(EXIT_INTERRUPTED)
 
     async def run(self) -> None:

@@ -49,6 +49,7 @@ GIVEN = {
     "output": Path("out.jsonl"),
     "scripts": "env",
     "root": Path("assistants"),
+    "state": "persistent",
     "min_pass_rate": 80.0,
     "shard": "1/2",
     "retries": 2,
@@ -71,17 +72,18 @@ def test_the_header_records_todays_options_in_the_documented_order():
         ("runs", 3),
         ("fail_fast", False),
         ("run", "^a"),
+        ("state", "fresh"),
     ]
     assert json.dumps(header_options(EvalOptions())) == (
         '{"connector": null, "timeout_s": 300.0, "parallel": 1, "runs": 1, '
-        '"fail_fast": false, "run": null}'
+        '"fail_fast": false, "run": null, "state": "fresh"}'
     )
 
 
 def test_options_given_rarely_join_the_header_only_when_given():
     options = EvalOptions(max_steps=60, replay="live-tools", cassettes=Path("tapes"))
     header = header_options(options)
-    assert list(header)[6:] == ["max_steps", "replay", "cassettes"]
+    assert list(header)[6:] == ["max_steps", "replay", "cassettes", "state"]
     assert (header["max_steps"], header["replay"], header["cassettes"]) == (
         60,
         "live-tools",
