@@ -49,7 +49,15 @@ def _root(
     set_debug(debug)
 
 
-COMMANDS = ("run_cmd", "eval_cmd", "extract_cmd", "report_cmd", "merge_cmd", "list_cmd")
+COMMANDS = (
+    "run_cmd",
+    "eval_cmd",
+    "extract_cmd",
+    "report_cmd",
+    "merge_cmd",
+    "diff_cmd",
+    "list_cmd",
+)
 
 
 def _register() -> None:
