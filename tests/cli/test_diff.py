@@ -4,7 +4,6 @@ codes (0 no regression, 1 a regression, 2 bad input), --json, -o files, folders 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,10 @@ from agentcli.eval.compare.compute import diff_runs
 from agentcli.eval.compare.console import console_lines
 from agentcli.eval.compare.sources import load_run
 from agentcli.eval.results.model import ToolCall
+from tests.cli import test_eval
 from tests.cli.imports import modules_after
 from tests.cli.views.blocks import rendered
 from tests.eval.compare.runs import repeats, result, write_run
-
-ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "fixtures" / "assistants" / "probe"
 
 _register()
 runner = CliRunner()
@@ -196,16 +193,7 @@ def test_scipy_is_imported_only_when_there_are_repeats(tmp_path):
 
 # --- agent eval --baseline --gate regressions ---------------------------------------------
 
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    """assistants/probe in a project folder; cwd is the project."""
-    shutil.copytree(PROBE, tmp_path / "assistants" / "probe")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PROBE_LOG", str(tmp_path / "hooks.log"))
-    monkeypatch.delenv("AGENT_ROOT", raising=False)
-    return tmp_path
+project = test_eval.project  # assistants/probe in a project folder; cwd is the project
 
 
 def cases(path: Path, greeting: str, echo: str) -> str:
