@@ -35,8 +35,12 @@ def register(app: typer.Typer) -> None:
 
 
 def diff(
-    base: Path = typer.Argument(..., help="Base results file, or a folder of runs."),
-    new: Path | None = typer.Argument(None, help="New results file (none: BASE is a folder)."),
+    base: Path = typer.Argument(
+        ..., metavar="BASE", help="Base results file, or a folder of runs."
+    ),
+    new: Path | None = typer.Argument(
+        None, metavar="[NEW]", help="New results file (none: BASE is a folder)."
+    ),
     json_output: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
     output: Path | None = typer.Option(
         None, "-o", "--output", help="Also write the diff: .html, .md or .json."

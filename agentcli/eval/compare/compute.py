@@ -136,7 +136,7 @@ def _classify(
         changed = passed_before != passes_now
     else:  # repeats: only a change the counts cannot explain as noise counts
         significance = fisher_test(base.passed, base.failed, new.passed, new.failed, alpha=alpha)
-        changed = significance.significant and new.rate != base.rate
+        changed = significance.significant  # p < 1 only when the rates differ
     if changed:
         return ("regression" if new.rate < base.rate else "fix"), significance
     if passed_before and passes_now:
