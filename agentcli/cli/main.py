@@ -55,6 +55,7 @@ COMMANDS = (
     "extract_cmd",
     "report_cmd",
     "merge_cmd",
+    "diff_cmd",
     "list_cmd",
     "cache_cmd",
 )

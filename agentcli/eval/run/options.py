@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple, get_type_hints
 __all__ = [
     "DEFAULT_TIMEOUT",
     "EvalOptions",
+    "GateMode",
     "FlagField",
     "OptionSpec",
     "PerCase",
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 300.0  # seconds per case: the "5m" of --timeout
+GateMode = Literal["regressions"]  # --gate: what alone makes the exit code 1
 
 SPEC_KEY = "agentcli.option"
 
@@ -336,6 +338,32 @@ class EvalOptions:
         metadata=flag(
             "--force",
             help="Let -o replace an existing file that is not a results file of its format.",
+            message=False,
+        ),
+    )
+    baseline: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--baseline",
+            help="Compare with this results file as the run ends (as agent diff does).",
+            message=False,
+        ),
+    )
+    gate: GateMode | None = field(
+        default=None,
+        metadata=flag(
+            "--gate",
+            help="With --baseline: exit 1 only on regressions (cases that passed in it).",
+            message=False,
+        ),
+    )
+    alpha: float = field(
+        default=0.05,
+        metadata=flag(
+            "--alpha",
+            help="With --baseline and --runs: the significance level of a change.",
+            min=0,
+            max=1,
             message=False,
         ),
     )

@@ -63,6 +63,7 @@ from agentcli.interrupts import note_interrupt
 from agentcli.patterns import Pattern, compile_pattern
 
 if TYPE_CHECKING:
+    from agentcli.eval.compare.sources import LoadedRun
     from agentcli.eval.reports import LoadedReport, RedactingWriter
 
 __all__ = ["EvalOptions", "run_eval"]
@@ -328,6 +329,7 @@ class RunPlan:
     suite: ScriptSuite | None = None
     resumed: LoadedReport | None = None
     kept: list[CaseResult] = field(default_factory=list)
+    baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
 
 
 async def _run_cases(
@@ -397,6 +399,7 @@ def _plan(
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
         config.cassettes.check([info.id for info in selected], config.runs)
     resumed = _resumed_results(options.resume) if options.resume else None
+    baseline = _baseline(options)
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
@@ -422,6 +425,7 @@ def _plan(
         suite=suite,
         resumed=resumed,
         kept=kept,
+        baseline=baseline,
     )
 
 
@@ -714,7 +718,13 @@ class CaseRun:
             )
             return EXIT_INTERRUPTED
         code = exit_code_for(summary, stability, options.min_pass_rate)
-        view.banner(code == EXIT_OK)
+        verdict = code  # the banner tells the cases' truth; --gate may decide the exit code
+        if self.plan.baseline is not None:
+            from agentcli.eval.compare.gate import gate_run
+
+            results = writer.stream_path or output_path
+            code = gate_run(self.plan.baseline, results, options, view, code)
+        view.banner(verdict == EXIT_OK)
         return code
 
 
@@ -722,6 +732,15 @@ def _resumable(error: OutputError, results: Path) -> OutputError:
     """``error`` with a hint that says how to finish the run from what is on disk."""
     todo = error.hint or "free some space or write elsewhere"
     return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
+
+
+def _baseline(options: EvalOptions) -> LoadedRun | None:
+    """The ``--baseline`` results, read before anything runs (bad input is exit 2 now)."""
+    if options.baseline is None and options.gate is None:
+        return None  # the compare package is not even imported
+    from agentcli.eval.compare.gate import load_baseline
+
+    return load_baseline(options)
 
 
 def _input_files(options: EvalOptions, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:

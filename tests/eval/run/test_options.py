@@ -55,6 +55,9 @@ GIVEN = {
     "retries": 2,
     "resume": Path("old.jsonl"),
     "force": True,
+    "baseline": Path("main.jsonl"),
+    "gate": "regressions",
+    "alpha": 0.01,
 }
 
 
