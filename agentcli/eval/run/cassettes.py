@@ -10,7 +10,10 @@ from pathlib import Path
 
 from agentcli.assistant.cassette import Cassette, CassetteMode, read_interactions
 
-__all__ = ["Cassettes"]
+__all__ = ["GENERATION", "Cassettes"]
+
+# The cassette of the calls that generate a run's cases (``agents:<generator>`` inputs).
+GENERATION = ".generation"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -36,6 +39,11 @@ class Cassettes:
     def open(self, case_id: str, run: int | None) -> Cassette:
         """The cassette of one case (one run of it)."""
         return Cassette.open(self.path_for(case_id, run), self.mode, case_id, run)
+
+    def open_generation(self) -> Cassette:
+        """The cassette of the calls that generated the run's cases (its file name starts
+        with ``.``, which no case's does)."""
+        return Cassette.open(self.folder / f"{GENERATION}.jsonl", self.mode, GENERATION, None)
 
     def check(self, case_ids: list[str], runs: int) -> None:
         """Read every cassette the run will replay from, so a line that is not a cassette

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli import __version__
+from agentcli.assistant import cassette as tape
 from agentcli.assistant.cassette import CassetteMode
 from agentcli.assistant.package import (
     AssistantPackage,
@@ -124,6 +125,8 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
     cassettes = _cassettes(options, spec) if options.record or options.replay else None
+    if cassettes is not None:  # the header records where the run's cassettes are
+        options.cassettes = cassettes.folder
     # One state folder per run (not per case): BeforeAll, Before, the cases, their delegates
     # and AfterAll all see the same store; a fresh one goes when the run ends, however.
     with open_state(options.state, cwd=options.cwd) as state:
@@ -189,14 +192,20 @@ async def _run_input(
             return await _run_cases(
                 config, CaseSet.of(suite.cases()), options, view, spec, suite=suite
             )
-        generated = await generate_cases(
-            spec.value,
-            assistant=assistant,
-            registry=registry,
-            project_root=options.cwd,
-            timeout=config.timeout,
-            warn=view.warning,
-        )
+        # The generator's calls have a cassette of their own (GENERATION), so a replayed run
+        # replays the cases it was given too.
+        generation = cassettes.open_generation() if cassettes else None
+        with tape.use(generation):
+            generated = await generate_cases(
+                spec.value,
+                assistant=assistant,
+                registry=registry,
+                project_root=options.cwd,
+                timeout=config.timeout,
+                warn=view.warning,
+            )
+        if generation is not None and generation.records:
+            generation.save()
         return await _run_cases(config, CaseSet.of(generated), options, view, spec)
     finally:
         await registry.aclose()

@@ -388,3 +388,38 @@ def test_ctx_mcp_calls_of_a_hook_are_recorded_and_replayed(project, http_weather
         for r in read_results(project / f"hooks/{name}.jsonl").results
     ]
     assert said[0] == said[1] and said[0][0].startswith("hook saw ['get_forecast', 'list_cities']")
+
+
+def test_generated_cases_replay_with_the_generator_gone(tmp_path, monkeypatch):
+    """The generator's calls have a cassette of their own: a replay is given the same
+    cases without asking it."""
+    shutil.copytree(ROOT / "assistants", tmp_path / "assistants")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    source = "agents:tests.generator-agent?count=2"
+    recorded = evaluate("keyword", source, "--record", output="gen-rec.jsonl")
+    assert recorded.exit_code in (0, 1), recorded.output
+    assert (tmp_path / "cassettes" / ".generation.jsonl").is_file()
+    generator = tmp_path / "assistants/tests/generator-agent/src/generator.py"
+    generator.write_text("def reply(messages, tools, settings):\n    raise RuntimeError('gone')\n")
+    replayed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentcli",
+            "eval",
+            "keyword",
+            source,
+            "--replay",
+            "-o",
+            "gen-rep.jsonl",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert replayed.returncode == recorded.exit_code, replayed.stdout + replayed.stderr
+    assert comparable(tmp_path / "gen-rep.jsonl") == comparable(tmp_path / "gen-rec.jsonl")
+    header = json.loads((tmp_path / "gen-rep.jsonl").read_text().splitlines()[0])
+    assert header["metadata"]["options"]["replay"] == "strict"
+    assert header["metadata"]["options"]["cassettes"] == str(tmp_path / "cassettes")
