@@ -52,6 +52,7 @@ __all__ = [
     "ReplayMiss",
     "active",
     "call_tool",
+    "case_seed",
     "clock_reading",
     "decode_parts",
     "encode_parts",
@@ -69,7 +70,7 @@ FORMAT_VERSION = 1
 CassetteMode = Literal[
     "record", "record-missing", "replay", "replay-live-tools", "replay-live-model"
 ]
-Kind = Literal["model", "tool", "tools", "clock"]
+Kind = Literal["model", "tool", "tools", "clock", "seed"]
 
 _ACTIVE: ContextVar[Cassette | None] = ContextVar("agentcli_cassette", default=None)
 
@@ -106,7 +107,8 @@ class Cassette:
     def replays(self, kind: Kind) -> bool:
         """Whether calls of ``kind`` are answered from the cassette (the clock in every
         mode that replays anything: a prompt with the date must match its recording)."""
-        if self.mode in ("replay", "record-missing") or (kind == "clock" and self.mode != "record"):
+        recorded_run = kind in ("clock", "seed") and self.mode != "record"
+        if self.mode in ("replay", "record-missing") or recorded_run:
             return True
         if self.mode == "replay-live-tools":
             return kind == "model"
@@ -196,7 +198,7 @@ def read_interactions(path: Path) -> list[Interaction]:
                     hint="record it again with --record",
                 )
             continue
-        if kind not in ("model", "tool", "tools", "clock") or "request" not in data:
+        if kind not in ("model", "tool", "tools", "clock", "seed") or "request" not in data:
             raise ConfigError(f"{shown}:{number}: not a cassette entry (type {kind!r})")
         items.append(Interaction(kind, data["request"], data.get("reply")))
     return items
@@ -431,6 +433,22 @@ def clock_reading(live: Callable[[], datetime]) -> datetime:
     if cassette.records:
         cassette.add("clock", {}, now.isoformat())
     return now
+
+
+def case_seed(given: str | None) -> str | None:
+    """The seed of the case's ids under the active cassette: the recorded one when
+    replaying, else ``given`` (``--seed``) or a new random one, recorded."""
+    cassette = active()
+    if cassette is None:
+        return given
+    if cassette.replays("seed"):
+        found = cassette.take("seed", {})
+        if found is not None and isinstance(found.reply, str):
+            return found.reply
+    seed = given if given is not None else os.urandom(8).hex()
+    if cassette.records:
+        cassette.add("seed", {}, seed)
+    return seed
 
 
 def first_difference(recorded: Any, asked: Any, path: str = "") -> str:

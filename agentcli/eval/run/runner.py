@@ -400,13 +400,15 @@ class EvalRunner:
         its ids seeded under ``--seed``."""
         cassettes, seed = self.config.cassettes, self.config.seed
         # --seed: this case's ids (and its chat's) come from the seed, the case and the run
-        ids = seeded(None if seed is None else f"{seed}:{case.id}:{run or 1}")
+        given = None if seed is None else f"{seed}:{case.id}:{run or 1}"
         if cassettes is None:
-            with ids:
+            with seeded(given):
                 return await self._run_with_hooks(case, run)
         cassette = cassettes.open(case.id, run)
         try:
-            with tape.use(cassette), ids:
+            # Under a cassette the ids are always seeded, by a seed it keeps: a replay gives
+            # the hooks the chat and message ids the recorded run had.
+            with tape.use(cassette), seeded(tape.case_seed(given)):
                 return await self._run_with_hooks(case, run)
         finally:
             if cassette.records:

@@ -368,6 +368,7 @@ def Create(ctx, messages):
     listed = [t["name"] for t in ctx.mcp.list_tools("weather")]
     forecast = ctx.mcp.call_tool("weather", "get_forecast", {"city": "Paris"})
     print("hook saw", listed, forecast["summary"])
+    print("chat", ctx.chat_id)  # a random id, replayed as recorded
     return None
 """
 
@@ -388,6 +389,7 @@ def test_ctx_mcp_calls_of_a_hook_are_recorded_and_replayed(project, http_weather
         for r in read_results(project / f"hooks/{name}.jsonl").results
     ]
     assert said[0] == said[1] and said[0][0].startswith("hook saw ['get_forecast', 'list_cities']")
+    assert said[0][1].startswith("chat test-london-")
 
 
 def test_generated_cases_replay_with_the_generator_gone(tmp_path, monkeypatch):
