@@ -476,8 +476,29 @@ def first_difference(recorded: Any, asked: Any, path: str = "") -> str:
             return f"{path or 'the request'} has {len(asked)} items, {len(recorded)} recorded"
         return ""
     if recorded != asked:
+        if isinstance(recorded, str) and isinstance(asked, str):
+            old, new = _around_difference(recorded, asked)
+            return f"{path or 'the request'} differs: {old} vs {new}"
         return f"{path or 'the request'} differs: {_brief(recorded)} vs {_brief(asked)}"
     return ""
+
+
+def _around_difference(recorded: str, asked: str, limit: int = 60) -> tuple[str, str]:
+    """Two texts as the message shows them: whole when short, else the stretch around
+    where they first differ (a timestamp at the end of a long tool result shows)."""
+    if len(recorded) <= limit and len(asked) <= limit:
+        return repr(recorded), repr(asked)
+    at = next(
+        (i for i, (a, b) in enumerate(zip(recorded, asked, strict=False)) if a != b),
+        min(len(recorded), len(asked)),
+    )
+    start = max(0, at - 2 * limit // 3)
+
+    def window(text: str) -> str:
+        piece = text[start : start + limit]
+        return ("..." if start else "") + repr(piece) + ("..." if start + limit < len(text) else "")
+
+    return window(recorded), window(asked)
 
 
 def _distance(recorded: Any, asked: Any) -> int:

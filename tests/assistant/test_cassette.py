@@ -93,3 +93,11 @@ def test_a_bad_cassette_line_is_named_by_file_and_line(tmp_path: Path, text, pro
     path.write_text(text)
     with pytest.raises(ConfigError, match=problem):
         read_interactions(path)
+
+
+def test_a_long_text_is_shown_around_where_it_first_differs():
+    recorded = '{"id": "EXP-0001", "amount": 480.0, "note": "' + "x" * 80 + '", "at": "15:55:12"}'
+    asked = recorded.replace("15:55:12", "15:56:40")
+    words = first_difference({"content": recorded}, {"content": asked})
+    assert words.startswith("content differs: ...'")
+    assert "15:55:12" in words and "15:56:40" in words
