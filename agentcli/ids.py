@@ -11,7 +11,7 @@ import random
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["new_id", "seeded"]
+__all__ = ["new_id", "seeded", "seeded_scope"]
 
 _SEEDED: ContextVar[random.Random | None] = ContextVar("agentcli_seeded_ids", default=None)
 
@@ -23,6 +23,13 @@ def new_id() -> str:
     if generator is not None:
         return f"{generator.getrandbits(64):016x}"
     return os.urandom(8).hex()
+
+
+def seeded_scope() -> object | None:
+    """The seeded scope of the current task (one per case under ``--seed``), or None: what
+    per-case state that must not depend on scheduling (the scripted model's reply cycling)
+    is kept by."""
+    return _SEEDED.get()
 
 
 @contextlib.contextmanager

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from typing import Any
 
 from agentcli.datafiles import YamlLines, field_path, line_of, read_yaml_lines
 from agentcli.errors import PackageError, ProviderError
+from agentcli.ids import seeded_scope
 from agentcli.models.base import ModelSettings, StreamPart
 from agentcli.models.offline import (
     ToolCallSpec,
@@ -233,6 +235,21 @@ class ScriptedModel:
         self._lines = lines or {}
         self._rules = [self._compile_rule(raw, i) for i, raw in enumerate(rules)]
         self._uses = [0] * len(self._rules)
+        # Under --seed each case cycles its replies from the start, whatever order the cases
+        # run in; kept only while the case's seeded scope lives.
+        self._scoped_uses: weakref.WeakKeyDictionary[object, list[int]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _uses_here(self) -> list[int]:
+        """How often each rule was used: in this case under --seed, else in the run."""
+        scope = seeded_scope()
+        if scope is None:
+            return self._uses
+        uses = self._scoped_uses.get(scope)
+        if uses is None:
+            uses = self._scoped_uses[scope] = [0] * len(self._rules)
+        return uses
 
     @classmethod
     def from_file(cls, path: Path | str) -> ScriptedModel:
@@ -392,10 +409,11 @@ class ScriptedModel:
                 "tools": conversation.tool_names,
             }
             text = ""
+            uses = self._uses_here()
             if rule.says:
-                say = rule.says[self._uses[rule.index] % len(rule.says)]
+                say = rule.says[uses[rule.index] % len(rule.says)]
                 text = self._render(say, variables, rule, "say")
-            self._uses[rule.index] += 1
+            uses[rule.index] += 1
             calls: list[ToolCallSpec] = [
                 (n, self._render(a, variables, rule, "call"), None) for n, a in rule.calls
             ]

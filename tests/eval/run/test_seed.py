@@ -59,3 +59,24 @@ def test_a_seed_names_every_case_the_same_way_each_time(project):
     assert unseeded[0] != unseeded[1]
     header = json.loads((project / "out.jsonl").read_text().splitlines()[0])
     assert "seed" not in header["metadata"]["options"]  # the last run had none
+
+
+def test_under_a_seed_the_scripted_models_replies_cycle_per_case(tmp_path, monkeypatch):
+    """A rule's list of replies is cycled per use; in a run the uses of parallel cases
+    interleave however they are scheduled, so under --seed every case cycles its own."""
+    package = tmp_path / "assistants/cycler"
+    package.mkdir(parents=True)
+    (package / "package.yao").write_text('{"name": "Cycler", "connector": "scripted"}')
+    (package / "scripted.yml").write_text('rules:\n  - say: ["first", "second"]\n')
+    cases = [{"id": f"c{i}", "input": f"hi {i}"} for i in range(6)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+
+    def outputs(*args: str) -> list[str]:
+        ran = runner.invoke(app, ["eval", "cycler", "@cases.jsonl", "-o", "o.jsonl", *args])
+        assert ran.exit_code == 0, ran.output
+        return [r.output for r in read_results(tmp_path / "o.jsonl").results]
+
+    assert outputs("--seed", "3", "--parallel", "3") == ["first"] * 6
+    assert outputs() == ["first", "second"] * 3  # one run-wide cycle without a seed
