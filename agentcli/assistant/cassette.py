@@ -49,6 +49,7 @@ __all__ = [
     "Cassette",
     "CassetteMode",
     "CassetteModel",
+    "ModelWrapper",
     "ReplayMiss",
     "active",
     "call_tool",
@@ -131,6 +132,20 @@ class Cassette:
                 return item
         return None
 
+    def recording_for(self, kind: Kind, request: Any, what: str) -> Interaction | None:
+        """The recording that answers this request, or None when the call is to run live
+        (its kind is not replayed, or ``--record missing`` records what is not there). A
+        request the cassette lacks when nothing may run live raises the miss: a
+        ``ReplayMiss`` for a model call, a ``ToolError`` for a tool (what tool callers
+        expect)."""
+        if not self.replays(kind):
+            return None
+        found = self.take(kind, request)
+        if found is None and not self.records:
+            miss = self.miss(kind, request, what)
+            raise miss if kind == "model" else ToolError(miss.message)
+        return found
+
     def miss(self, kind: Kind, request: Any, what: str) -> ReplayMiss:
         """The error for a request the cassette lacks, naming the nearest recording and
         the first difference from it."""
@@ -143,10 +158,10 @@ class Cassette:
                 )
             return ReplayMiss(f"{where} has no recorded {what}")
         unused = [item for item in recorded if not item.used] or recorded
-        differences = [(first_difference(item.request, request), item) for item in unused]
-        nearest, _ = min(differences, key=lambda pair: _distance(pair[1].request, request))
+        nearest = min(unused, key=lambda item: _distance(item.request, request))
+        difference = first_difference(nearest.request, request)
         return ReplayMiss(
-            f"{what} is not in {where}: {nearest or 'it was recorded fewer times'}",
+            f"{what} is not in {where}: {difference or 'it was recorded fewer times'}",
             hint="record the case again with --record",
         )
 
@@ -227,8 +242,9 @@ def recorded(value: Any) -> Any:
 # -- model calls -------------------------------------------------------------------------
 
 
-class CassetteModel:
-    """A model that records its calls into the active cassette, or answers from it."""
+class ModelWrapper:
+    """A model around another (its connector spec as ``label``): the wrappers a registry
+    puts around its models (cassettes, the response cache) share this."""
 
     def __init__(self, inner: Model, label: str) -> None:
         self.inner = inner
@@ -239,11 +255,9 @@ class CassetteModel:
     def __getattr__(self, name: str) -> Any:  # limiter, aclose, ...: the inner model's
         return getattr(self.inner, name)
 
-    def request(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings
-    ) -> Any:
-        """A call as the cassette matches it."""
-        return model_request(self.label, messages, tools, settings)
+
+class CassetteModel(ModelWrapper):
+    """A model that records its calls into the active cassette, or answers from it."""
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings
@@ -254,15 +268,12 @@ class CassetteModel:
             async for part in self.inner.stream(messages, tools, settings):
                 yield part
             return
-        request = self.request(messages, tools, settings)
-        if cassette.replays("model"):
-            found = cassette.take("model", request)
-            if found is not None:
-                for part in decode_parts(found.reply):
-                    yield part
-                return
-            if not cassette.records:
-                raise cassette.miss("model", request, f"the call to {self.label}")
+        request = model_request(self.label, messages, tools, settings)
+        found = cassette.recording_for("model", request, f"the call to {self.label}")
+        if found is not None:
+            for part in decode_parts(found.reply):
+                yield part
+            return
         parts: list[StreamPart] = []
         async for part in self.inner.stream(messages, tools, settings):
             parts.append(part)
@@ -369,12 +380,9 @@ async def call_tool(
     if cassette is None:
         return await call()
     request = recorded({"server": server, "tool": tool, "arguments": arguments})
-    if cassette.replays("tool"):
-        found = cassette.take("tool", request)
-        if found is not None:
-            return _replayed_outcome(found.reply, tool, raising)
-        if not cassette.records:
-            raise ToolError(cassette.miss("tool", request, f"the call of {server}/{tool}").message)
+    found = cassette.recording_for("tool", request, f"the call of {server}/{tool}")
+    if found is not None:
+        return _replayed_outcome(found.reply, tool, raising)
     if not cassette.records:
         return await call()
     try:

@@ -17,7 +17,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.assistant.cassette import decode_parts, encode_parts, model_request, recorded
+from agentcli.assistant.cassette import (
+    ModelWrapper,
+    decode_parts,
+    encode_parts,
+    model_request,
+    recorded,
+)
 from agentcli.errors import StorageError
 from agentcli.models.base import Model, ModelSettings, ResponseDone, StreamPart
 
@@ -101,17 +107,13 @@ class ResponseCache:
             self._store = None
 
 
-class CachingModel:
+class CachingModel(ModelWrapper):
     """A model whose complete answers are kept in a ``ResponseCache`` and given again for
     the same request."""
 
     def __init__(self, inner: Model, label: str, cache: ResponseCache) -> None:
-        self.inner, self.label, self.cache = inner, label, cache
-        self.provider = inner.provider
-        self.name = inner.name
-
-    def __getattr__(self, name: str) -> Any:  # limiter, aclose, ...: the inner model's
-        return getattr(self.inner, name)
+        super().__init__(inner, label)
+        self.cache = cache
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], settings: ModelSettings

@@ -234,12 +234,9 @@ class ToolBox:
     async def _cassette_tools(self, cassette: Cassette, servers: list[Any] | None) -> list[Tool]:
         """The tools as the cassette has them (replay), or the live ones, recorded."""
         request = cassette_record({"servers": servers})
-        if cassette.replays("tools"):
-            found = cassette.take("tools", request)
-            if found is not None:
-                return [_replayed_tool(item, self._live_call) for item in found.reply or []]
-            if not cassette.records:
-                raise ToolError(cassette.miss("tools", request, "the tool listing").message)
+        found = cassette.recording_for("tools", request, "the tool listing")
+        if found is not None:
+            return [_replayed_tool(item, self._live_call) for item in found.reply or []]
         live = await self._live_tools(servers)
         if cassette.records:
             cassette.add("tools", request, cassette_record([_listed(tool) for tool in live]))
@@ -250,11 +247,16 @@ class ToolBox:
     ) -> Any:
         """Call a replayed listing's tool for real (``--record missing``: a call that was
         not recorded), as the model's call of it would run."""
+        _, tool = await self._tool(server, name)
+        return await call_tool_function(tool.execute, arguments, ctx)
+
+    async def _tool(self, server: str, name: str) -> tuple[ToolServerSpec, Tool]:
+        """A server's spec and its tool of that bare name (a ``ToolError`` when it has none)."""
         spec = self._spec(server)
         tool = next((t for t in await self._server_tools(spec) if t.bare_name == name), None)
         if tool is None:
             raise ToolError(f"server {server!r} has no tool {name!r}")
-        return await call_tool_function(tool.execute, arguments, ctx)
+        return spec, tool
 
     async def _live_tools(self, servers: list[Any] | None) -> list[Tool]:
         source = self._source if servers is None else "Create hook mcp_servers"
@@ -297,12 +299,9 @@ class ToolBox:
         if cassette is None:
             return await self._list_tools(server)
         request = cassette_record({"list": server})
-        if cassette.replays("tools"):
-            found = cassette.take("tools", request)
-            if found is not None:
-                return list(found.reply or [])
-            if not cassette.records:
-                raise ToolError(cassette.miss("tools", request, "the tool listing").message)
+        found = cassette.recording_for("tools", request, "the tool listing")
+        if found is not None:
+            return list(found.reply or [])
         listed = await self._list_tools(server)
         if cassette.records:
             cassette.add("tools", request, cassette_record(listed))
@@ -339,10 +338,7 @@ class ToolBox:
     async def _checked_call(
         self, server: str, name: str, arguments: dict[str, Any], ctx: Any
     ) -> Any:
-        spec = self._spec(server)
-        tool = next((t for t in await self._server_tools(spec) if t.bare_name == name), None)
-        if tool is None:
-            raise ToolError(f"server {server!r} has no tool {name!r}")
+        spec, tool = await self._tool(server, name)
         problem = self._validator.errors(tool, arguments)
         if problem:
             raise ToolError(f"{server}/{name}: invalid arguments: {problem}")

@@ -25,9 +25,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 def sessions_dir() -> Path:
     """``$AGENTCLI_HOME/sessions`` (default ``~/.local/share/agentcli/sessions``)."""
-    from agentcli.assistant.memory import default_memory_path
+    from agentcli.assistant.state import data_home
 
-    return default_memory_path().parent / "sessions"
+    return data_home() / "sessions"
 
 
 class SessionLog:

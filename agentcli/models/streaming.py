@@ -141,8 +141,6 @@ def token_cost(model: str, input_tokens: int, output_tokens: int) -> float | Non
 
 def _get(obj: Any, name: str) -> Any:
     """A field of an SDK object or a dict (None when absent)."""
-    if type(obj) is dict:  # the parsed JSON of most transports: checked first, cheaply
-        return obj.get(name)
     if obj is None:
         return None
     if isinstance(obj, dict):

@@ -75,7 +75,11 @@ class OptionSpec:
 
 
 def flag(*flags: str, help: str, **spec: Any) -> dict[str, OptionSpec]:
-    """The ``metadata`` of an ``EvalOptions`` field: its ``OptionSpec``."""
+    """The ``metadata`` of an ``EvalOptions`` field: its ``OptionSpec`` (a flag with
+    ``choices`` parses to one of them)."""
+    if spec.get("choices") and "parse" not in spec:
+        label, choices = flags[-1], spec["choices"]
+        spec["parse"] = lambda text: _choice(text, label, choices)
     return {SPEC_KEY: OptionSpec(flags=flags, help=help, **spec)}
 
 
@@ -209,7 +213,6 @@ class EvalOptions:
             message=False,
             choices=("all", "missing"),
             bare="all",
-            parse=lambda text: _choice(text, "--record", ("all", "missing")),
             header="record",
             header_when_set=True,
         ),
@@ -223,7 +226,6 @@ class EvalOptions:
             message=False,
             choices=("strict", "live-tools", "live-model"),
             bare="strict",
-            parse=lambda text: _choice(text, "--replay", ("strict", "live-tools", "live-model")),
             header="replay",
             header_when_set=True,
         ),

@@ -124,6 +124,11 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
+    if options.cassettes is not None and not (options.record or options.replay):
+        raise ConfigError(
+            f"--cassettes {options.cassettes} needs --record or --replay",
+            hint="add --record to write the cassettes there, or --replay to answer from them",
+        )
     cassettes = _cassettes(options, spec) if options.record or options.replay else None
     if cassettes is not None:  # the header records where the run's cassettes are
         options.cassettes = cassettes.folder
@@ -746,6 +751,10 @@ def _resumable(error: OutputError, results: Path) -> OutputError:
 def _baseline(options: EvalOptions) -> LoadedRun | None:
     """The ``--baseline`` results, read before anything runs (bad input is exit 2 now)."""
     if options.baseline is None and options.gate is None:
+        if options.alpha != EvalOptions().alpha:
+            raise ConfigError(
+                f"--alpha {options.alpha:g} needs --baseline FILE: the runs it compares"
+            )
         return None  # the compare package is not even imported
     from agentcli.eval.compare.gate import load_baseline
 

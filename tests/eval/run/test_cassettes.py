@@ -425,3 +425,9 @@ def test_generated_cases_replay_with_the_generator_gone(tmp_path, monkeypatch):
     header = json.loads((tmp_path / "gen-rep.jsonl").read_text().splitlines()[0])
     assert header["metadata"]["options"]["replay"] == "strict"
     assert header["metadata"]["options"]["cassettes"] == str(tmp_path / "cassettes")
+
+
+def test_a_cassette_folder_without_record_or_replay_is_exit_2(project):
+    cases = write_cases(project, "idle", CASES[:1])
+    ran = evaluate("wstdio", cases, "--cassettes", "tapes", output="idle/out.jsonl")
+    assert ran.exit_code == 2 and "--cassettes tapes needs --record or --replay" in ran.output
