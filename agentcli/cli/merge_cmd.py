@@ -18,14 +18,17 @@ def register(app: typer.Typer) -> None:
             "recomputed, duplicate cases are an error. Exit codes as for agent eval.\n\n"
             "\b\nExamples:\n"
             "  agent merge shard-1.jsonl shard-2.jsonl -o all.jsonl\n"
-            "  agent merge results/*.jsonl -o report.html"
+            "  agent merge results/*.jsonl -o report.html\n"
+            "  agent merge 's3://bucket/run-42/shard-*.jsonl' -o all.jsonl"
         ),
         no_args_is_help=True,
     )(guarded(merge))
 
 
 def merge(
-    files: list[Path] = typer.Argument(..., help="Results files to merge."),
+    files: list[str] = typer.Argument(
+        ..., help="Results files to merge: paths, or fsspec URLs (globs expanded)."
+    ),
     output: Path = typer.Option(
         ..., "-o", "--output", help="Merged file; the extension picks the format."
     ),
@@ -43,18 +46,21 @@ def merge(
     from agentcli.errors import ConfigError
     from agentcli.eval.reports import writer_for
     from agentcli.eval.results.merge import merge_files, write_merged
+    from agentcli.eval.results.remote import expand_inputs
 
-    missing = [str(f) for f in files if not f.is_file()]
+    inputs = expand_inputs(files)
+    local = [f for f in inputs if isinstance(f, Path)]
+    missing = [str(f) for f in local if not f.is_file()]
     if missing:
         raise ConfigError(f"results file(s) not found: {', '.join(missing)}")
-    writer = writer_for(output, inputs=files, force=force)  # checked before reading the inputs
-    merged = merge_files(files, allow_duplicates=allow_duplicates, min_pass_rate=min_pass_rate)
+    writer = writer_for(output, inputs=local, force=force)  # checked before reading the inputs
+    merged = merge_files(inputs, allow_duplicates=allow_duplicates, min_pass_rate=min_pass_rate)
     for warning in merged.warnings:
         typer.echo(f"warning: {warning}", err=True)
     write_merged(merged, output, writer=writer)
     summary = merged.summary
     typer.echo(
-        f"merged {len(files)} files: {summary.total} results, {summary.passed} passed, "
+        f"merged {len(inputs)} files: {summary.total} results, {summary.passed} passed, "
         f"pass rate {summary.pass_rate or 0:.1f}% -> {output}"
     )
     raise typer.Exit(merged.exit_code())

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agentcli.errors import ConfigError
-from agentcli.eval.reports import LoadedReport, RedactingWriter, read_results, writer_for
+from agentcli.eval.reports import LoadedReport, RedactingWriter, writer_for
 from agentcli.eval.results.codec import finite
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary, summarize
 from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
@@ -76,11 +76,14 @@ def exit_code_for(
 
 
 def merge_files(
-    paths: Sequence[Path], *, allow_duplicates: bool = False, min_pass_rate: float = 100.0
+    paths: Sequence[Path | str], *, allow_duplicates: bool = False, min_pass_rate: float = 100.0
 ) -> MergedReport:
-    """Read every results file and merge them (see ``merge_reports``)."""
+    """Read every results file (a path, or a URL through fsspec) and merge them (see
+    ``merge_reports``)."""
+    from agentcli.eval.results.remote import read_any
+
     return merge_reports(
-        [read_results(path) for path in paths],
+        [read_any(path) for path in paths],
         sources=[str(path) for path in paths],
         allow_duplicates=allow_duplicates,
         min_pass_rate=min_pass_rate,

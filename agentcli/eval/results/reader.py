@@ -24,7 +24,7 @@ from agentcli.errors import CaseFileError
 from .codec import Notes, read_header, read_result, read_stability, read_summary
 from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
 
-__all__ = ["LoadedReport", "read_document", "read_results"]
+__all__ = ["LoadedReport", "parse_results", "read_document", "read_results"]
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ class LoadedReport:
         more = f"; and {len(notes) - _MAX_NOTES} more" if len(notes) > _MAX_NOTES else ""
         self.warnings.append(f"{where}: {what}: {shown}{more}")
 
-    def finish_repairs(self, path: Path) -> None:
+    def finish_repairs(self, path: Path | str) -> None:
         """The count of repaired records whose warnings were left out."""
         hidden = self.repaired - _MAX_REPAIR_WARNINGS
         if hidden > 0:
@@ -87,6 +87,11 @@ def read_results(path: Path) -> LoadedReport:
         raise CaseFileError(f"{path}: not a UTF-8 text file ({exc.reason})") from None
     except OSError as exc:
         raise CaseFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_results(path, text)
+
+
+def parse_results(path: Path | str, text: str) -> LoadedReport:
+    """Load the text of a results file; ``path`` (a file or a URL) names it in messages."""
     if not text.strip():
         raise CaseFileError(f"{path}: the results file is empty")
     if _looks_like_lines(text):
@@ -104,7 +109,7 @@ def _looks_like_lines(text: str) -> bool:
     return isinstance(value, dict) and "type" in value
 
 
-def _read_document(path: Path, text: str) -> LoadedReport:
+def _read_document(path: Path | str, text: str) -> LoadedReport:
     """One JSON report object: ``{summary, environment, results, stability_results, metadata}``."""
     try:
         report = loads_json(text)
@@ -152,7 +157,7 @@ def read_document(report: JsonObject, path: Path | str = "<report>") -> LoadedRe
     dropped = len(results) + len(stability) - len(loaded.results) - len(loaded.stability_results)
     if dropped:
         loaded.warnings.append(f"{path}: {dropped} entries that are not objects were ignored")
-    loaded.finish_repairs(Path(path))
+    loaded.finish_repairs(path)
     return loaded
 
 
@@ -170,7 +175,7 @@ def _repaired(
     return fixed
 
 
-def _read_lines(path: Path, text: str) -> LoadedReport:
+def _read_lines(path: Path | str, text: str) -> LoadedReport:
     """Our JSON Lines: header, result, stability and summary lines."""
     loaded = LoadedReport()
     lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
@@ -205,7 +210,7 @@ def _read_lines(path: Path, text: str) -> LoadedReport:
 
 
 def _parse_line(
-    path: Path, number: int, line: str, *, is_last: bool, loaded: LoadedReport
+    path: Path | str, number: int, line: str, *, is_last: bool, loaded: LoadedReport
 ) -> dict[str, Any] | None:
     """One JSON object; ``None`` (with a warning) for a damaged last line."""
     try:

@@ -315,7 +315,10 @@ class EvalOptions:
     shard: str | None = field(
         default=None,
         metadata=flag(
-            "--shard", help="Run shard i of N (i/N), by a stable hash of ids.", message=False
+            "--shard",
+            help="Run shard i of N (i/N), by a stable hash of ids; `auto` reads the CI "
+            "system's shard variables (Kubernetes, GitLab, Buildkite, CircleCI).",
+            message=False,
         ),
     )
     retries: int = field(

@@ -57,7 +57,7 @@ from agentcli.eval.run.runner import (
 )
 from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, resolve_script_ref
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
-from agentcli.eval.run.sharding import in_shard, parse_shard
+from agentcli.eval.run.sharding import in_shard, resolve_shard
 from agentcli.eval.run.view import EvalView
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
@@ -377,9 +377,10 @@ def _selected_cases(
 ) -> tuple[CaseSet, int]:
     """The cases of this shard that ``--run`` selects, and how many the shard holds."""
     if options.shard:
-        index, count = parse_shard(options.shard)
+        shard = resolve_shard(options.shard)
+        index, count = shard.index, shard.count
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
-        view.info(f"Shard: {index}/{count} ({_count(len(cases), 'test case')})")
+        view.info(f"Shard: {shard.describe()} ({_count(len(cases), 'test case')})")
     total = len(cases)
     run_filter = config.run_filter
     if run_filter is not None:  # once, here: everything after sees only the selected cases

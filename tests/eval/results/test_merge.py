@@ -439,3 +439,74 @@ def test_exit_code_rules() -> None:
     assert exit_code_for(failed, [four_of_five], 80.01) == 1
     all_skipped = stability_for_case("s", [CaseResult.from_dict(_result("s", "skipped", 1, run=1))])
     assert exit_code_for(ok, [all_skipped]) == 0
+
+
+# -- fsspec URLs ---------------------------------------------------------------------------
+
+
+def _shards_in_memory(folder: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """Write three shards locally, then copy them into fsspec's memory filesystem."""
+    import fsspec
+
+    everything = _plain_results()
+    memory = fsspec.filesystem("memory")
+    for i in range(1, 4):
+        local = _write_shard(
+            tmp_path / f"shard-{i}.jsonl", select_shard(everything, i, 3), duration_ms=10 * i
+        )
+        memory.pipe(f"/{folder}/shard-{i}.jsonl", local.read_bytes())
+    memory.pipe(f"/{folder}/notes.txt", b"not a results file")  # the glob must skip it
+    return everything
+
+
+def test_merge_reads_a_glob_of_memory_urls_like_local_files(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import _register, app
+
+    _register()
+    everything = _shards_in_memory("run-42", tmp_path)
+    out = tmp_path / "all.jsonl"
+    result = CliRunner().invoke(app, ["merge", "memory://run-42/shard-*.jsonl", "-o", str(out)])
+    assert result.exit_code == 1, result.output  # the shards hold failures: eval's exit code
+    assert "merged 3 files: 8 results" in result.output
+    merged = read_results(out)
+    assert sorted(r.id for r in merged.results) == sorted(r["id"] for r in everything)
+    assert merged.header.metadata["merged_from"] == [
+        f"memory:///run-42/shard-{i}.jsonl" for i in range(1, 4)
+    ]
+    local = merge_files([tmp_path / f"shard-{i}.jsonl" for i in range(1, 4)])
+    assert merged.summary.to_dict() == local.summary.to_dict()
+
+
+def test_merge_reads_file_urls_and_mixes_them_with_paths(tmp_path: Path) -> None:
+    everything = _plain_results()
+    paths = [
+        _write_shard(tmp_path / f"s{i}.jsonl", select_shard(everything, i, 2), duration_ms=5)
+        for i in (1, 2)
+    ]
+    merged = merge_files([f"file://{paths[0]}", paths[1]])
+    assert sorted(r.id for r in merged.results) == sorted(r["id"] for r in everything)
+
+
+def test_url_inputs_that_cannot_be_read_are_clear_errors(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import _register, app
+
+    _register()
+    out = str(tmp_path / "all.jsonl")
+    cases = {
+        "memory://nothing-here/shard-*.jsonl": "no results files match this pattern",
+        "memory://nothing-here/shard-1.jsonl": "no such results file",
+        "nope://bucket/x.jsonl": "cannot open this URL: Protocol not known: nope",
+    }
+    for url, message in cases.items():
+        result = CliRunner().invoke(app, ["merge", url, "-o", out])
+        assert result.exit_code == 2, (url, result.output)
+        assert message in result.output and "Traceback" not in result.output
+    import fsspec
+
+    fsspec.filesystem("memory").pipe("/bad/shard.jsonl", b"\xff\xfe garbage")
+    result = CliRunner().invoke(app, ["merge", "memory://bad/shard.jsonl", "-o", out])
+    assert result.exit_code == 2 and "not a UTF-8 text file" in result.output

@@ -14,7 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentcli.errors import ConfigError
-from agentcli.eval.run.sharding import in_shard, parse_shard, select_shard, shard_of
+from agentcli.eval.run.sharding import (
+    CI_SHARD_VARIABLES,
+    in_shard,
+    parse_shard,
+    resolve_shard,
+    select_shard,
+    shard_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -115,3 +122,83 @@ def test_shards_are_disjoint_and_complete(ids: set[str], count: int) -> None:
 def test_shard_of_rejects_zero_shards() -> None:
     with pytest.raises(ValueError):
         shard_of("x", 0)
+
+
+_NO_CI = {
+    name: ""
+    for _, index_var, count_vars, _ in CI_SHARD_VARIABLES
+    for name in (index_var, *count_vars)
+}
+
+
+@pytest.mark.parametrize(
+    ("env", "want", "system"),
+    [
+        ({"JOB_COMPLETION_INDEX": "0", "JOB_COMPLETIONS": "3"}, (1, 3), "Kubernetes Indexed Job"),
+        (
+            {"JOB_COMPLETION_INDEX": "2", "AGENTCLI_SHARD_COUNT": "3"},
+            (3, 3),
+            "Kubernetes Indexed Job",
+        ),
+        ({"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "4"}, (2, 4), "GitLab CI"),
+        ({"BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "2"}, (1, 2), "Buildkite"),
+        ({"CIRCLE_NODE_INDEX": "3", "CIRCLE_NODE_TOTAL": "4"}, (4, 4), "CircleCI"),
+        ({"AGENTCLI_SHARD_INDEX": "1", "AGENTCLI_SHARD_COUNT": "2"}, (1, 2), "agentcli"),
+    ],
+)
+def test_shard_auto_reads_each_ci_system(env: dict[str, str], want: tuple[int, int], system: str):
+    shard = resolve_shard("auto", {**_NO_CI, **env})
+    assert (shard.index, shard.count) == want
+    assert shard.source is not None and shard.source.startswith(system + ":")
+    for name, value in env.items():
+        assert f"{name}={value}" in shard.describe()  # says which variables it used
+
+
+def test_shard_auto_errors_name_what_is_missing_or_wrong() -> None:
+    with pytest.raises(ConfigError, match="no CI shard variables") as info:
+        resolve_shard("auto", _NO_CI)
+    assert info.value.hint is not None and "CI_NODE_INDEX (GitLab CI)" in info.value.hint
+    with pytest.raises(ConfigError, match=r"CI_NODE_INDEX is set .* but not CI_NODE_TOTAL"):
+        resolve_shard("auto", {**_NO_CI, "CI_NODE_INDEX": "1"})
+    with pytest.raises(ConfigError, match="must be whole numbers"):
+        resolve_shard("auto", {**_NO_CI, "CI_NODE_INDEX": "x", "CI_NODE_TOTAL": "2"})
+    with pytest.raises(ConfigError, match="between 1 and 2"):  # GitLab counts from 1
+        resolve_shard("auto", {**_NO_CI, "CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "2"})
+    assert resolve_shard(" 2/3 ", _NO_CI).source is None  # explicit shards need no CI
+
+
+def test_shard_auto_from_the_cli_says_which_variables_it_used(tmp_path, monkeypatch) -> None:
+    import shutil
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import _register, app
+
+    _register()
+    root = Path(__file__).resolve().parents[3]
+    shutil.copytree(root / "fixtures/assistants/probe", tmp_path / "assistants/probe")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PROBE_LOG", str(tmp_path / "hooks.log"))
+    for name in _NO_CI:
+        monkeypatch.delenv(name, raising=False)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": f"k{i}", "input": "hi"}) + "\n" for i in range(12)))
+    seen: list[set[str]] = []
+    for index in ("1", "2"):
+        monkeypatch.setenv("CI_NODE_INDEX", index)
+        monkeypatch.setenv("CI_NODE_TOTAL", "2")
+        out = tmp_path / f"part{index}.jsonl"
+        result = CliRunner().invoke(
+            app, ["eval", "probe", f"@{cases}", "--shard", "auto", "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        assert f"Shard: {index}/2 (from GitLab CI: CI_NODE_INDEX={index}, CI_NODE_TOTAL=2)" in (
+            result.output
+        )
+        seen.append({r["id"] for r in map(json.loads, out.read_text().splitlines()) if "id" in r})
+    assert seen[0].isdisjoint(seen[1]) and len(seen[0] | seen[1]) == 12
+    monkeypatch.delenv("CI_NODE_INDEX")
+    refused = CliRunner().invoke(app, ["eval", "probe", f"@{cases}", "--shard", "auto"])
+    assert refused.exit_code == 2 and "no CI shard variables are set" in refused.output
