@@ -27,6 +27,7 @@ from agentcli.datafiles import line_of, read_yaml_lines
 from agentcli.errors import ConfigError, PackageError
 from agentcli.models.base import Model
 from agentcli.models.offline import EchoModel, FunctionModel, load_function
+from agentcli.models.pricing import parse_price
 from agentcli.secrets import register_secret
 
 __all__ = [
@@ -282,6 +283,8 @@ def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
         kwargs["retry"] = _retry_policy(options.pop("retry"), config)
     if "max_response_bytes" in options:
         kwargs["max_response_bytes"] = _max_bytes(options.pop("max_response_bytes"), config)
+    if "price" in options:
+        kwargs["price"] = parse_price(options.pop("price"), config.where)
     transport = options.pop("transport", None)
     verify = options.pop("verify", None)
     kwargs["extra"] = options

@@ -17,6 +17,7 @@ from typing import Any
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
 from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
+from agentcli.models.pricing import Price
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 
@@ -60,6 +61,7 @@ class LiteLLMModel(NetworkModel):
         extra: dict[str, Any] | None = None,
         on_retry: OnRetry | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        price: Price | None = None,
     ) -> None:
         self.model = model
         prefix, slash, rest = model.partition("/")
@@ -75,7 +77,13 @@ class LiteLLMModel(NetworkModel):
             extra=extra,
             on_retry=on_retry,
             max_response_bytes=max_response_bytes,
+            price=price,
         )
+
+    @property
+    def cost_model(self) -> str:
+        """litellm's own model string: its key in the cost map."""
+        return self.model
 
     def __repr__(self) -> str:
         return f"LiteLLMModel({self.model}, api_base={self.api_base!r})"
@@ -98,7 +106,11 @@ class LiteLLMModel(NetworkModel):
         try:
             litellm = import_litellm()
             assembler = StreamAssembler(
-                self.provider, self.name, cost_model=self.model, limit=self.max_response_bytes
+                self.provider,
+                self.name,
+                cost_model=self.cost_model,
+                price=self.price,
+                limit=self.max_response_bytes,
             )
             stream = await litellm.acompletion(**request)
             async with stream:

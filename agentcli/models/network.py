@@ -8,6 +8,7 @@ from typing import Any
 
 from agentcli.models.base import ModelSettings, StreamPart
 from agentcli.models.limiter import AdaptiveLimiter
+from agentcli.models.pricing import Price, litellm_price
 from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "NetworkModel"]
@@ -21,6 +22,16 @@ class NetworkModel:
 
     provider: str
     name: str
+    price: Price | None = None  # the connector's own price (connectors.yml)
+
+    @property
+    def cost_model(self) -> str:
+        """The model's key in litellm's cost map (``provider/name``)."""
+        return f"{self.provider}/{self.name}"
+
+    def known_price(self) -> Price | None:
+        """The connector's price, else litellm's for the model; None when neither is known."""
+        return self.price or litellm_price(self.cost_model)
 
     def _configure(
         self,
@@ -30,8 +41,10 @@ class NetworkModel:
         extra: dict[str, Any] | None,
         on_retry: OnRetry | None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        price: Price | None = None,
     ) -> None:
         self.timeout = timeout
+        self.price = price
         self.max_response_bytes = max_response_bytes
         self.retry = retry or RetryPolicy()
         self.extra = dict(extra or {})

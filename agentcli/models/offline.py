@@ -27,6 +27,7 @@ from agentcli.models.base import (
     ToolCallRequest,
     Usage,
 )
+from agentcli.models.pricing import FREE
 from agentcli.pysource import load_source_module
 from agentcli.threads import in_own_thread
 
@@ -144,6 +145,7 @@ async def stream_reply(
     usage = Usage(
         input_tokens=sum(len(message_text(m).split()) for m in messages),
         output_tokens=len(text.split()) + sum(len(a.split()) for a in arguments),
+        cost=0.0,  # offline models are free: a cost limit or assertion holds for them
         provider=provider,
         model=name,
     )
@@ -163,6 +165,7 @@ class EchoModel:
     """Replies with the last user message's text."""
 
     provider = "offline"
+    price = FREE
     name = "echo"
 
     async def stream(
@@ -200,6 +203,7 @@ class FunctionModel:
     """A model backed by ``function(messages, tools, settings)`` (sync or async)."""
 
     provider = "python"
+    price = FREE
 
     def __init__(self, function: Callable[..., Any], *, name: str) -> None:
         self.function = function

@@ -22,6 +22,7 @@ from agentcli.errors import AuthenticationError, ConfigError
 from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
 from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
+from agentcli.models.pricing import Price
 from agentcli.models.proxies import proxy_for
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
@@ -54,6 +55,7 @@ class OpenAICompatModel(NetworkModel):
         transport: str | TransportFactory = "aiohttp",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         verify: bool = True,
+        price: Price | None = None,
     ) -> None:
         if isinstance(transport, str) and transport not in TRANSPORTS:
             raise ConfigError(
@@ -72,6 +74,7 @@ class OpenAICompatModel(NetworkModel):
             extra=extra,
             on_retry=on_retry,
             max_response_bytes=max_response_bytes,
+            price=price,
         )
         self._client: ChatTransport | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -171,7 +174,8 @@ class OpenAICompatModel(NetworkModel):
             assembler = StreamAssembler(
                 self.provider,
                 self.name,
-                cost_model=f"{self.provider}/{self.name}",
+                cost_model=self.cost_model,
+                price=self.price,
                 limit=self.max_response_bytes,
             )
             async for chunk in client.chunks(request, timeout):

@@ -56,6 +56,7 @@ from agentcli.models.offline import (
     suggest,
     tool_names,
 )
+from agentcli.models.pricing import FREE
 from agentcli.patterns import Pattern, PatternTimeout, compile_pattern
 from agentcli.sandbox import environment, render, size_checked
 
@@ -217,6 +218,7 @@ class ScriptedModel:
     """The offline rule model of ``scripted.yml``; see the module docstring for the rules."""
 
     provider = "offline"
+    price = FREE
 
     def __init__(
         self,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,7 @@ from agentcli.models.base import (
     ToolCallRequest,
     Usage,
 )
+from agentcli.models.pricing import Price, litellm_price
 from agentcli.models.retry import seconds
 
 __all__ = ["StreamAssembler", "call_timeout", "chat_request", "limited", "lines", "token_cost"]
@@ -124,19 +124,15 @@ def call_timeout(value: Any, default: float) -> float:
     return float(value)
 
 
-def token_cost(model: str, input_tokens: int, output_tokens: int) -> float | None:
-    """Cost from litellm's table when litellm is already loaded and knows the model."""
-    litellm = sys.modules.get("litellm")
-    if litellm is None or not (input_tokens or output_tokens):
+def token_cost(
+    model: str, input_tokens: int, output_tokens: int, price: Price | None = None
+) -> float | None:
+    """The cost of a response: by the connector's ``price``, else by litellm's cost map;
+    None when no tokens were reported or neither knows the model (unknown, never wrong)."""
+    if not (input_tokens or output_tokens):
         return None
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
-        )
-    except Exception:
-        # Unknown models raise; cost then stays unknown rather than wrong.
-        return None
-    return float(prompt_cost) + float(completion_cost)
+    price = price or litellm_price(model)
+    return None if price is None else price.cost(input_tokens, output_tokens)
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -164,6 +160,7 @@ class StreamAssembler:
         model: str,
         *,
         cost_model: str | None = None,
+        price: Price | None = None,
         limit: int | None = None,
     ) -> None:
         self.provider = provider
@@ -171,6 +168,7 @@ class StreamAssembler:
         self._limit = limit  # max_response_bytes: text, reasoning and tool-call arguments
         self._size = 0
         self._cost_model = cost_model or model
+        self._price = price
         self._text: list[str] = []
         self._thinking: list[str] = []
         self._calls: dict[int, _PendingCall] = {}
@@ -254,7 +252,7 @@ class StreamAssembler:
         usage = Usage(
             input_tokens=self._input_tokens,
             output_tokens=self._output_tokens,
-            cost=token_cost(self._cost_model, self._input_tokens, self._output_tokens),
+            cost=token_cost(self._cost_model, self._input_tokens, self._output_tokens, self._price),
             provider=self.provider,
             model=self.model,
         )

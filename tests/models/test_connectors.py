@@ -21,6 +21,7 @@ from agentcli.models.connectors import (
 from agentcli.models.litellm_model import LiteLLMModel
 from agentcli.models.offline import EchoModel, FunctionModel
 from agentcli.models.openai_model import OpenAICompatModel
+from agentcli.models.pricing import FREE, Price, litellm_price
 from agentcli.models.scripted import ScriptedModel
 
 SECRET = "sk-test-0123456789abcdef"
@@ -363,6 +364,32 @@ def test_options_timeout_and_retry(project):
         resolve("c", project)
     with pytest.raises(ConfigError, match=r"connector 'd' \(.*:4\): timeout must be a number"):
         resolve("d", project)
+
+
+def test_a_price_in_connectors_yml_is_checked_and_used(project):
+    write(
+        project["cwd"] / "connectors.yml",
+        """\
+        local: {model: openai/my-finetune, api_base: "http://127.0.0.1:9/v1", price: {input_per_mtok: 0.5, output_per_mtok: 1.5}}
+        listed: {model: openai/gpt-4o, api_base: "http://127.0.0.1:9/v1"}
+        bad: {model: ollama/llama3, price: {input_per_mtok: cheap, output_per_mtok: 1}}
+        typo: {model: ollama/llama3, price: {input: 1, output_per_mtok: 1}}
+        negative: {model: ollama/llama3, price: {input_per_mtok: -1, output_per_mtok: 1}}
+        """,
+    )
+    local = resolve("local", project)
+    assert local.price == Price(0.5, 1.5) and local.known_price() == Price(0.5, 1.5)
+    assert "price" not in local.extra  # not sent to the provider
+    assert resolve("listed", project).known_price() == litellm_price("openai/gpt-4o")
+    with pytest.raises(ConfigError, match=r"connector 'bad' \(.*:3\): price.input_per_mtok must"):
+        resolve("bad", project)
+    with pytest.raises(ConfigError, match=r"connector 'typo' \(.*:4\): price: unknown field"):
+        resolve("typo", project)
+    with pytest.raises(ConfigError, match=r"connector 'negative' \(.*:5\): .*>= 0, got -1"):
+        resolve("negative", project)
+    write(project["package"] / "scripted.yml", "rules: []\n")
+    for offline in ("echo", "scripted"):
+        assert resolve(offline, project).price == FREE  # every connector has a price
 
 
 # -- plain model strings and API keys --------------------------------------------------

@@ -113,21 +113,21 @@ async def test_client_and_connections_are_reused(make_model, openai_server):
     assert model._client is None
 
 
-async def test_cost_comes_from_litellm_only_when_loaded(make_model, monkeypatch):
-    class FakeLiteLLM:
-        @staticmethod
-        def cost_per_token(model, prompt_tokens, completion_tokens):
-            assert model == "openai/gpt-4o"
-            return prompt_tokens * 0.01, completion_tokens * 0.02
+async def test_cost_comes_from_the_connector_price_or_litellms_map(make_model):
+    from agentcli.models.pricing import Price, litellm_price
 
     with OpenAIServer() as server:
-        server.enqueue(text="a", usage={"prompt_tokens": 10, "completion_tokens": 5})
-        server.enqueue(text="b", usage={"prompt_tokens": 10, "completion_tokens": 5})
-        model = make_model(server, name="gpt-4o")
-        monkeypatch.delitem(sys.modules, "litellm", raising=False)
-        assert (await collect(model, USER)).usage.cost is None
-        monkeypatch.setitem(sys.modules, "litellm", FakeLiteLLM)
-        assert (await collect(model, USER)).usage.cost == pytest.approx(0.2)
+        for _ in range(3):
+            server.enqueue(text="a", usage={"prompt_tokens": 10, "completion_tokens": 5})
+        known = make_model(server, name="gpt-4o")
+        listed = litellm_price("openai/gpt-4o")
+        assert listed is not None and known.known_price() == listed
+        assert (await collect(known, USER)).usage.cost == pytest.approx(listed.cost(10, 5))
+        unknown = make_model(server, name="my-local-finetune")
+        assert unknown.known_price() is None
+        assert (await collect(unknown, USER)).usage.cost is None
+        unknown.price = Price(1_000.0, 2_000.0)  # as connectors.yml's `price` sets it
+        assert (await collect(unknown, USER)).usage.cost == pytest.approx(0.02)
 
 
 async def test_fifty_concurrent_streams_share_the_latency():

@@ -9,6 +9,7 @@ import pytest
 
 from agentcli.errors import ProviderError
 from agentcli.models.base import ModelSettings, TextDelta, ThinkingDelta, ToolCallDelta
+from agentcli.models.pricing import Price, litellm_price
 from agentcli.models.streaming import StreamAssembler, chat_request, token_cost
 
 
@@ -157,20 +158,19 @@ def test_sdk_objects_are_read_like_dicts():
     assert assembler.finish().content == "hi"
 
 
-def test_cost_only_when_litellm_is_loaded(monkeypatch):
-    assert token_cost("openai/gpt-4o", 10, 10) is None
-    fake = types.SimpleNamespace(
-        cost_per_token=lambda model, prompt_tokens, completion_tokens: (0.5, 0.25)
-    )
-    monkeypatch.setitem(sys.modules, "litellm", fake)
-    assert token_cost("openai/gpt-4o", 10, 10) == 0.75
-    assert token_cost("openai/gpt-4o", 0, 0) is None
-
-    def unknown(**_):
-        raise ValueError("unmapped model")
-
-    monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(cost_per_token=unknown))
-    assert token_cost("local/x", 10, 10) is None
+def test_cost_from_the_connector_price_else_litellms_cost_map_without_importing_it():
+    sys.modules.pop("litellm", None)
+    gpt4o = token_cost("openai/gpt-4o", 1_000_000, 1_000_000)
+    assert "litellm" not in sys.modules  # the map is read as data
+    price = litellm_price("openai/gpt-4o")
+    assert price is not None and price.source == "litellm"
+    assert gpt4o == pytest.approx(price.input_per_mtok + price.output_per_mtok) and gpt4o > 0
+    assert litellm_price("gpt-4o") == price  # the bare name is the same entry
+    own = Price(1.0, 2.0)
+    assert token_cost("openai/gpt-4o", 500_000, 250_000, own) == pytest.approx(1.0)
+    assert token_cost("openai/gpt-4o", 0, 0, own) is None  # no usage reported: unknown
+    assert token_cost("local/my-finetune", 10, 10) is None  # unknown, never wrong
+    assert litellm_price("anthropic/gpt-4o") is None  # another provider's bare name
 
 
 def test_chat_request_merges_options():

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from agentcli.cli.views.text import RULE_WIDTH, Block, preview
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import format_duration
+from agentcli.eval.reports._view import cost_text, format_duration
 from agentcli.secrets import redact_data, redact_text
 
 if TYPE_CHECKING:
@@ -69,6 +69,9 @@ class SummaryBlock(Block):
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
         lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
         lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.duration_ms or 0)}"))
+        cost = summary.extra.get("cost")
+        if isinstance(cost, Mapping) and (shown := cost_text(cost)) is not None:
+            lines.append(Text(f"  {'Cost:':<11}{shown}"))
         if summary.extra.get("runs_per_case"):
             lines.extend(StabilityTable(summary.extra).lines())
         if self.output_path:

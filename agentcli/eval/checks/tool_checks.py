@@ -24,6 +24,7 @@ from agentcli.eval.checks.trajectory import (
     ExpectedCall,
     match_trajectory,
 )
+from agentcli.words import counted as _count
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Assertion
@@ -246,10 +247,6 @@ def _choice(value: str | None, choices: tuple[_Choice, ...], default: _Choice, k
 
 def _times(n: int) -> str:
     return _count(n, "time")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 TOOL_CHECKERS: dict[str, Checker] = {

@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 
 from agentcli.eval.checks.matching import match_partial, match_value, show, tool_name_matches
 from agentcli.eval.results.model import ToolCall
+from agentcli.words import counted as _count
 
 __all__ = [
     "ARGUMENTS_MODES",
@@ -486,7 +487,3 @@ def _clip(text: str) -> str:
     """One line of at most ``2 * _CELL`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= 2 * _CELL else text[: 2 * _CELL - 1] + "…"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -7,12 +7,14 @@ the codec); stability results are JSON objects (ours or Yao's), normalised here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.eval.results.codec import finite, to_json
 from agentcli.eval.results.model import CaseResult, RunSummary, ToolCall
 from agentcli.eval.stats.stability import classify
+from agentcli.models.pricing import format_usd
 
 STATUS_ICONS = {
     "passed": "✅",
@@ -67,6 +69,34 @@ def one_line(text: str, limit: int = 80) -> str:
     """Whitespace collapsed and cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def cost_text(by_role: Mapping[str, Any]) -> str | None:
+    """``$0.0104 (agent $0.0040, judge $0.0064)`` from ``{total?, role: cost}``; None when
+    it cost nothing (offline runs show no cost, as before they had a price)."""
+    parts = {
+        role: float(amount)
+        for role, amount in by_role.items()
+        if role != "total" and isinstance(amount, int | float) and not isinstance(amount, bool)
+    }
+    total = by_role.get("total")
+    if not isinstance(total, int | float) or isinstance(total, bool):
+        total = sum(parts.values())
+    if not total > 0:
+        return None
+    shown = ", ".join(f"{role} {format_usd(amount)}" for role, amount in parts.items())
+    return format_usd(float(total)) + (f" ({shown})" if shown else "")
+
+
+def case_cost_text(result: CaseResult) -> str | None:
+    """What a case cost, by role (its agent, judges, simulator); None when nothing."""
+    by_role: dict[str, Any] = {}
+    if result.trace is not None and result.trace.usage.cost is not None:
+        by_role["agent"] = result.trace.usage.cost
+    for role, usage in (result.helper_usage or {}).items():
+        if usage.cost is not None:
+            by_role[role] = usage.cost
+    return cost_text(by_role)
 
 
 def format_duration(ms: Any) -> str:

@@ -36,6 +36,8 @@ from agentcli.eval.results.model import (
 
 from ._buffered import BufferedWriter
 from ._view import (
+    case_cost_text,
+    cost_text,
     failure_message,
     format_duration,
     format_k,
@@ -99,6 +101,9 @@ def _cards(summary: RunSummary) -> str:
         cards.append(_card(key.capitalize(), str(getattr(summary, key)), kind))
     cards.append(_card("Pass rate", format_percent(summary_pass_rate(summary))))
     cards.append(_card("Duration", format_duration(summary.duration_ms)))
+    cost = summary.extra.get("cost")
+    if isinstance(cost, dict) and (shown := cost_text(cost)) is not None:
+        cards.append(_card("Cost", shown))
     for key, value in summary.extra.items():
         if isinstance(value, int | float | str) and not isinstance(value, bool):
             shown = (
@@ -251,7 +256,10 @@ def _case_detail(index: int, result: CaseResult) -> str:
     if result.turns:
         body.append("<h4>Transcript</h4>" + _transcript(result.turns))
     if result.trace is not None:
-        body.append("<h4>Usage</h4>" + _meta_list(usage_dict(result.trace.usage)))
+        usage = usage_dict(result.trace.usage)
+        if (cost := case_cost_text(result)) is not None:
+            usage["cost"] = cost
+        body.append("<h4>Usage</h4>" + _meta_list(usage))
     body.append(
         f'<button type="button" class="raw-toggle" data-raw="{index}">Show raw JSON</button>'
         '<pre class="raw" hidden></pre>'

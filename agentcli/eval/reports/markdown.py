@@ -8,6 +8,7 @@ from agentcli.eval.results.model import CaseResult, JsonObject, RunReport, RunSu
 from ._buffered import BufferedWriter
 from ._view import (
     STATUS_ICONS,
+    cost_text,
     format_duration,
     format_percent,
     input_text,
@@ -41,6 +42,9 @@ def _summary(summary: RunSummary) -> str:
     rows += [[label, str(getattr(summary, key))] for key, label in _SUMMARY_LABELS.items()]
     rows.append(["Pass Rate", format_percent(summary_pass_rate(summary))])
     rows.append(["Duration", format_duration(summary.duration_ms)])
+    cost = summary.extra.get("cost")
+    if isinstance(cost, dict) and (shown := cost_text(cost)) is not None:
+        rows.append(["Cost", escape(shown)])
     for key, value in summary.extra.items():
         if not isinstance(value, dict | list):
             rows.append([escape(key.replace("_", " ").capitalize()), escape(value)])

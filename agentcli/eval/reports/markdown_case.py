@@ -14,6 +14,7 @@ from agentcli.eval.results.model import CaseResult, CheckpointState, ToolCall, T
 from ._view import (
     STATUS_ICONS,
     StabilityView,
+    case_cost_text,
     failure_message,
     format_duration,
     format_k,
@@ -169,7 +170,7 @@ def _usage_line(result: CaseResult) -> str | None:
     if result.trace is None:
         return None
     usage = result.trace.usage
-    cost = usage.cost
+    cost = case_cost_text(result)
     if not (usage.input_tokens or usage.output_tokens or usage.total_tokens or cost):
         return None
     line = (
@@ -177,7 +178,7 @@ def _usage_line(result: CaseResult) -> str | None:
         f" / {usage.total_tokens} total"
     )
     if cost is not None:
-        line += " · **Cost**: $" + f"{cost:.6f}".rstrip("0").rstrip(".")
+        line += f" · **Cost**: {cost}"
     return line
 
 

@@ -13,7 +13,8 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs]``
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]``
+  (``helper_usage``: ``{role: usage}`` of the judges and simulator the case called)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -100,7 +101,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs"))  # fmt: skip
+                          "attempts", "logs", "helper_usage"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -301,6 +302,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["attempts"] = result.attempts
     if result.logs is not None:
         data["logs"] = result.logs
+    if result.helper_usage:
+        data["helper_usage"] = {role: usage_dict(u) for role, u in result.helper_usage.items()}
     if result.extra:
         data.update(result.extra)
     return data
@@ -460,6 +463,17 @@ def read_usage(data: Any, fields: _Fields | None = None) -> Usage:
     total = figures["total_tokens"]
     if total is not None and int(total) != usage.total_tokens:
         usage.total = int(total)
+    return usage
+
+
+def _helper_usage(data: JsonObject, notes: Notes) -> dict[str, Usage]:
+    """``helper_usage``: a usage per helper role (entries that are not objects ignored)."""
+    usage: dict[str, Usage] = {}
+    for role, figures in data.items():
+        if isinstance(figures, dict):
+            usage[str(role)] = read_usage(figures, _Fields(figures, f"helper_usage.{role}.", notes))
+        else:
+            notes.append(f"helper_usage.{role} is {_shown(figures)} (not an object: ignored)")
     return usage
 
 
@@ -631,6 +645,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     checkpoints = _checkpoints(read, metadata)
     assertions = read.objects("assertions") or []
     trace = read.of_type("trace", dict, "an object")
+    helpers = read.of_type("helper_usage", dict, "an object")
     result = CaseResult(
         id=case_id,
         status=status,
@@ -647,6 +662,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         checkpoints=checkpoints,
         attempts=attempts,
         logs=logs,
+        helper_usage=None if helpers is None else _helper_usage(helpers, notes),
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

@@ -38,6 +38,7 @@ __all__ = [
     "Usage",
     "summarize",
     "summary_from_counts",
+    "CostTotals",
 ]
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
@@ -149,6 +150,9 @@ class CaseResult:
     checkpoints: list[CheckpointState] | None = None
     attempts: int | None = None
     logs: list[JsonObject] | None = None  # what the case's code printed: {stream, text}
+    # What the case's helpers spent, by role ("judge", "simulator"): the agent's own usage
+    # is the trace's. None when no helper model was called.
+    helper_usage: dict[str, Usage] | None = None
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 
@@ -160,6 +164,15 @@ class CaseResult:
     def passed(self) -> bool:
         """True when the status is ``passed``."""
         return self.status == "passed"
+
+    @property
+    def cost(self) -> float | None:
+        """What the case cost: the agent's calls plus its judges' and simulator's; None
+        when no call reported a cost."""
+        usages = [self.trace.usage] if self.trace is not None else []
+        usages += list((self.helper_usage or {}).values())
+        known = [usage.cost for usage in usages if usage.cost is not None]
+        return sum(known) if known else None
 
     def to_dict(self) -> JsonObject:
         """JSON form in Yao's Result key order (optional keys left out when empty)."""
@@ -248,11 +261,47 @@ class RunReport:
 def summarize(
     results: Iterable[CaseResult], *, agent_id: str, connector: str, duration_ms: int
 ) -> RunSummary:
-    """Yao's summary; ``pass_rate`` = passed / (total - skipped) * 100, 2 decimals."""
-    counts: Counter[str] = Counter(result.status for result in results)
-    return summary_from_counts(
+    """Yao's summary; ``pass_rate`` = passed / (total - skipped) * 100, 2 decimals; what
+    the run cost as ``cost`` when anything did."""
+    counts: Counter[str] = Counter()
+    costs = CostTotals()
+    for result in results:
+        counts[result.status] += 1
+        costs.add(result)
+    summary = summary_from_counts(
         counts, agent_id=agent_id, connector=connector, duration_ms=duration_ms
     )
+    costs.write_to(summary)
+    return summary
+
+
+class CostTotals:
+    """What results cost, by role: ``agent`` (its trace), ``judge``, ``simulator``."""
+
+    __slots__ = ("by_role",)
+
+    def __init__(self) -> None:
+        self.by_role: dict[str, float] = {}
+
+    def add(self, result: CaseResult) -> None:
+        """Count one result's costs."""
+        by_role = self.by_role
+        trace = result.trace
+        if trace is not None and trace.usage.cost is not None:
+            by_role["agent"] = by_role.get("agent", 0.0) + trace.usage.cost
+        for role, usage in (result.helper_usage or {}).items():
+            if usage.cost is not None:
+                by_role[role] = by_role.get(role, 0.0) + usage.cost
+
+    def write_to(self, summary: RunSummary) -> None:
+        """``summary.extra["cost"] = {total, agent, judge, simulator}`` (US$) when the run
+        cost anything: free (offline) runs keep Yao's summary as it was."""
+        total = sum(self.by_role.values())
+        if total > 0:
+            summary.extra["cost"] = {
+                "total": round(total, 6),
+                **{role: round(cost, 6) for role, cost in self.by_role.items()},
+            }
 
 
 def summary_from_counts(

@@ -204,6 +204,15 @@ class EvalOptions:
         default=False,
         metadata=flag("--dry-run", help="List the cases without running them.", message=False),
     )
+    estimate: bool = field(
+        default=False,
+        metadata=flag(
+            "--estimate",
+            help="Print the planned model calls, tokens and cost (the method named) without "
+            "running anything.",
+            message=False,
+        ),
+    )
     record: str | None = field(
         default=None,
         metadata=flag(
@@ -359,6 +368,18 @@ class EvalOptions:
         metadata=flag(
             "--gate",
             help="With --baseline: exit 1 only on regressions (cases that passed in it).",
+            message=False,
+        ),
+    )
+    max_cost: float | None = field(
+        default=None,
+        metadata=flag(
+            "--max-cost",
+            help="Stop starting cases once the spent cost (agent, judges and simulator; US$) "
+            "would exceed USD: the rest are skipped and the run exits 1.",
+            min=0,
+            header="max_cost",
+            header_when_set=True,
             message=False,
         ),
     )

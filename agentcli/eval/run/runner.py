@@ -24,12 +24,14 @@ from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
+from agentcli.eval.run.spend import case_spend
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
 from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
@@ -170,9 +172,11 @@ class EvalRunner:
         on_event: Callable[[RunEvent], None] = lambda event: None,
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
+        budget: CostBudget | None = None,
     ) -> None:
         self.config = config
         self.stop_when = stop_when or failed
+        self.budget = budget  # --max-cost
         self.on_event = on_event
         self._reorder = _Reorder(self._deliver)
         self._on_result = on_result
@@ -256,16 +260,17 @@ class EvalRunner:
     async def _captured(
         self, case: Case, run: int | None, body: Callable[[], Awaitable[CaseResult]]
     ) -> CaseResult:
-        """``body``'s result with what the case's code printed as its ``logs``, between the
-        ``test_start`` and ``test_result`` events."""
+        """``body``'s result with what the case's code printed as its ``logs`` and what its
+        helpers spent, between the ``test_start`` and ``test_result`` events."""
         self.on_event(RunEvent("test_start", case=case, run=run))
         sink = OutputSink(self._printer(case, run))
-        with capturing(sink):
+        with capturing(sink), case_spend() as spent:
             try:
                 result = await body()
             finally:
                 logs = sink.close()
         result.logs = logs or None
+        result.helper_usage = spent or None
         self.on_event(RunEvent("test_result", case=case, run=run, result=result))
         return result
 
@@ -309,11 +314,22 @@ class EvalRunner:
         )
         running: set[asyncio.Task[CaseResult]] = set()
 
+        budget = self.budget
+
         async def worker() -> None:
             for index, (case, run) in jobs:  # one shared iterator: every job is taken once
                 if self._stop.is_set():
                     return
                 run_index = run if config.runs > 1 else None
+                refusal = budget.refusal(len(running)) if budget is not None else None
+                if refusal is not None:  # --max-cost: the rest are skipped, saying why
+                    result = CaseResult(
+                        id=case.id, status="skipped", input=case.input, error=refusal, run=run_index
+                    )
+                    self.on_event(RunEvent("test_start", case=case, run=run_index))
+                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+                    self._reorder.add(index, result)
+                    continue
                 task = asyncio.create_task(self._run_with_retries(case, run_index))
                 running.add(task)
                 task.add_done_callback(running.discard)
@@ -331,6 +347,8 @@ class EvalRunner:
                         run=run_index,
                     )
                     self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+                if budget is not None:
+                    budget.add(result.cost)
                 self._reorder.add(index, result)
                 if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
                     self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")

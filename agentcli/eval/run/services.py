@@ -19,6 +19,7 @@ from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOpti
 from agentcli.assistant.tools import check_src_function, load_src_function
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.checks.matching import extract_json
+from agentcli.eval.run.spend import add_helper_usage
 
 __all__ = ["EvalContext", "HookRunner", "judge_with_agent", "parse_verdict"]
 
@@ -129,7 +130,9 @@ async def ask_helper(
             skip={"history": True, "trace": True},
         )
     )
-    return await conversation.send(json.dumps(request, ensure_ascii=False, default=str))
+    reply = await conversation.send(json.dumps(request, ensure_ascii=False, default=str))
+    add_helper_usage(mode, reply.usage)
+    return reply
 
 
 async def judge_with_agent(

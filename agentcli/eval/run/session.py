@@ -35,7 +35,14 @@ from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
+from agentcli.eval.results.model import (
+    CaseResult,
+    CostTotals,
+    RunHeader,
+    RunSummary,
+    summary_from_counts,
+)
+from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
@@ -61,7 +68,9 @@ from agentcli.eval.run.sharding import in_shard, resolve_shard
 from agentcli.eval.run.view import EvalView
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
+from agentcli.models.pricing import format_usd, price_of
 from agentcli.patterns import Pattern, compile_pattern
+from agentcli.words import counted as _count
 
 if TYPE_CHECKING:
     from agentcli.eval.compare.sources import LoadedRun
@@ -239,11 +248,6 @@ def _cassettes(options: EvalOptions, spec: InputSpec) -> Cassettes:
     return Cassettes(folder, modes[options.record or options.replay])
 
 
-def _count(number: int, noun: str) -> str:
-    """``1 test case``, ``3 test cases``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
 def _compile_filter(pattern: str | None) -> Pattern | None:
     """The ``--run`` pattern, searched on case ids within the time bound of user patterns."""
     if not pattern:
@@ -254,9 +258,12 @@ def _compile_filter(pattern: str | None) -> Pattern | None:
         raise ConfigError(f"invalid --run pattern {pattern!r}: {error}") from None
 
 
-def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
+def _preflight_connector(
+    config: EvalConfig, cases: Iterable[CaseInfo], *, need_price: bool = False
+) -> str:
     """Resolve the connector the cases will use before any runs, so a missing key or an
-    unknown connector is a usage error (exit 2), not N case errors."""
+    unknown connector is a usage error (exit 2), not N case errors; under ``--max-cost``
+    each must have a price."""
     package = config.assistant.package
     specs = {config.connector or case.connector or package.connector for case in cases}
     specs.discard(None)
@@ -266,7 +273,14 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
             hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
         )
     for spec in sorted(s for s in specs if s):
-        config.registry.model(spec, package=package)
+        model = config.registry.model(spec, package=package)
+        if need_price and price_of(model) is None:
+            raise ConfigError(
+                f"--max-cost needs the price of connector {spec!r} ({model.provider}/"
+                f"{model.name}), which litellm's cost map does not know",
+                hint="add `price: {input_per_mtok: ..., output_per_mtok: ...}` (US$ per "
+                "million tokens) to the connector in connectors.yml",
+            )
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
 
 
@@ -359,6 +373,8 @@ async def _run_cases(
     cases, total = _selected_cases(config, cases, options, view)
     if options.dry_run:
         return _dry_run(cases, options, view, spec)
+    if options.estimate:
+        return _estimate(config, cases, view)
     plan = _plan(config, cases, total, options, spec, suite)
     _announce(plan, config, options, view)
     _open_results(plan, config, options)
@@ -402,7 +418,9 @@ def _plan(
 
     package = config.assistant.package
     if suite is None:
-        connector = _preflight_connector(config, cases.infos)
+        connector = _preflight_connector(
+            config, cases.infos, need_price=options.max_cost is not None
+        )
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
@@ -544,6 +562,7 @@ class ResultTally:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
         self.counts: dict[str, int] = {}
+        self.costs = CostTotals()
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         self.tracker = (
@@ -557,6 +576,7 @@ class ResultTally:
         tracked: set[tuple[str, int | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
+            self.costs.add(previous)
             key = (previous.id, previous.run)
             if tracker is not None and previous.id and key not in tracked:
                 tracked.add(key)  # a run kept twice counts once in its case's figures
@@ -568,6 +588,7 @@ class ResultTally:
         if self.write_failure is not None:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
+        self.costs.add(result)
         try:
             writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
@@ -618,6 +639,7 @@ class CaseRun:
             on_event=lambda event: outbox.put(view.on_event, event),
             on_result=lambda result: outbox.put(tally.on_result, result),
             stop_when=tally.stop_when,
+            budget=None if options.max_cost is None else CostBudget(options.max_cost),
         )
 
     def on_signal(self, signum: int) -> None:
@@ -696,6 +718,7 @@ class CaseRun:
         summary = summary_from_counts(
             counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
         )
+        tally.costs.write_to(summary)
         stability = tracker.results() if tracker is not None else []
         if tracker is not None:
             summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
@@ -739,6 +762,13 @@ class CaseRun:
 
             results = writer.stream_path or output_path
             code = gate_run(self.plan.baseline, results, options, view, code)
+        budget = self.runner.budget
+        if budget is not None and budget.cut:  # a run cut short is no pass, whatever ran
+            view.warning(
+                f"Stopped at --max-cost {format_usd(budget.limit)}: {format_usd(budget.spent)} "
+                f"spent, {_count(budget.skipped, 'run')} skipped"
+            )
+            code, verdict = max(code, EXIT_FAILED), max(verdict, EXIT_FAILED)
         view.banner(verdict == EXIT_OK)
         return code
 
@@ -795,6 +825,20 @@ def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
             f"{orphans} kept result(s) have no usable id and match no case: "
             "they stay in the file, and no case counts as done because of them"
         )
+
+
+def _estimate(config: EvalConfig, cases: CaseSet, view: EvalView) -> int:
+    """``--estimate``: the planned calls and their cost, checked as a run would check its
+    connectors and simulators first; nothing runs."""
+    from agentcli.eval.run.estimate import estimate_run
+
+    connector = _preflight_connector(config, cases.infos)
+    check_simulators(cases.infos, config.simulator, config.registry)
+    estimate = estimate_run(config, cases, connector)
+    view.section("Estimate")
+    for line in estimate.lines():
+        view.info(line)
+    return EXIT_OK
 
 
 def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: InputSpec) -> int:

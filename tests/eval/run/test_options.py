@@ -58,6 +58,8 @@ GIVEN = {
     "baseline": Path("main.jsonl"),
     "gate": "regressions",
     "alpha": 0.01,
+    "max_cost": 2.5,
+    "estimate": True,
 }
 
 
