@@ -16,6 +16,7 @@ import asyncio
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from agentcli import otel
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
 from agentcli.assistant.prompts import context_variables, render_prompts
@@ -130,8 +131,19 @@ class Conversation:
         new_messages = _as_dicts(messages)
         self._task = asyncio.current_task()
         ctx = self._context()
+        package = self.assistant.package
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.id": package.id,
+            "gen_ai.agent.name": package.name,
+        }
         try:
-            return await self._send(ctx, new_messages)
+            with otel.span(f"invoke_agent {package.id}", attributes) as traced:
+                reply = await self._send(ctx, new_messages)
+                traced.set("agentcli.turn.status", reply.status)
+                if reply.error:
+                    traced.fail(reply.error, reply.error_kind)
+                return reply
         finally:
             ctx.close()
             if self.agent is not None and self.agent.services is ctx:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentcli import otel
 from agentcli.jsonsafe import json_safe
 from agentcli.threads import in_own_thread
 
@@ -388,20 +389,28 @@ class ToolExecutor:
 
         ctx = ToolContext(call, self.tools_context.get(tool.name), self.services, update)
         started = time.perf_counter()
-        try:
-            value = await call_tool_function(tool.execute, call.arguments, ctx)
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # a raising tool is a result the model can react to
-            # The model reads the message, as a person would; the class stays in the trace.
-            result = _error(call, str(error) or type(error).__name__)
-            result.details["error_type"] = type(error).__name__
-        else:
-            if isinstance(value, ToolResult):
-                value.call_id, value.name = call.id, call.name
-                result = value
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+        }
+        with otel.span(f"execute_tool {call.name}", attributes) as traced:
+            try:
+                value = await call_tool_function(tool.execute, call.arguments, ctx)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # a raising tool is a result the model can react to
+                # The model reads the message, as a person would; the class stays in the trace.
+                result = _error(call, str(error) or type(error).__name__)
+                result.details["error_type"] = type(error).__name__
             else:
-                result = ToolResult(call.id, call.name, value)
+                if isinstance(value, ToolResult):
+                    value.call_id, value.name = call.id, call.name
+                    result = value
+                else:
+                    result = ToolResult(call.id, call.name, value)
+            if result.is_error:
+                traced.fail(str(result.content), result.details.get("error_type"))
         await self._finalize(call, result, (time.perf_counter() - started) * 1000)
 
     async def _finalize(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from agentcli import otel
 from agentcli.choices import one_of
 from agentcli.errors import ModelError, ProviderError, ToolChoiceViolationError, ToolConflictError
 from agentcli.models.base import (
@@ -320,6 +321,27 @@ class Turn:
         return self._declared[1]
 
     async def _stream(self, model: Model, request: dict[str, Any]) -> Message:
+        """One model call, as a GenAI ``chat`` span when telemetry is on."""
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": model.provider,
+            "gen_ai.request.model": model.name,
+        }
+        with otel.span(f"chat {model.name}", attributes) as traced:
+            message = await self._stream_message(model, request)
+            usage = message.usage
+            traced.update(
+                {
+                    "gen_ai.response.model": message.model,
+                    "gen_ai.response.finish_reasons": [message.finish_reason or "stop"],
+                    "gen_ai.usage.input_tokens": usage.input_tokens if usage else None,
+                    "gen_ai.usage.output_tokens": usage.output_tokens if usage else None,
+                    "agentcli.cost_usd": usage.cost if usage else None,
+                }
+            )
+            return message
+
+    async def _stream_message(self, model: Model, request: dict[str, Any]) -> Message:
         agent = self.agent
         channel = agent.channel
         message = Message(role="assistant", content="", provider=model.provider, model=model.name)

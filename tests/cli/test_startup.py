@@ -26,6 +26,9 @@ HEAVY = (
     "prompt_toolkit",
     "regex",  # user patterns only (agentcli/patterns.py)
     "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
+    "opentelemetry",  # --otel only
+    "tiktoken",  # --estimate only
+    "fsspec",  # agent merge of URLs only
 )
 
 
@@ -63,6 +66,9 @@ def test_an_offline_eval_imports_no_client(tmp_path):
         "jinja2",
         "pydantic",
         "regex",
+        "opentelemetry",
+        "tiktoken",
+        "fsspec",
     }
     assert not heavy & set(loaded)
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1

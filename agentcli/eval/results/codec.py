@@ -13,7 +13,7 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]``
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage][, otel]``
   (``helper_usage``: ``{role: usage}`` of the judges and simulator the case called)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
@@ -101,7 +101,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs", "helper_usage"))  # fmt: skip
+                          "attempts", "logs", "helper_usage", "otel"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -304,6 +304,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["logs"] = result.logs
     if result.helper_usage:
         data["helper_usage"] = {role: usage_dict(u) for role, u in result.helper_usage.items()}
+    if result.otel is not None:
+        data["otel"] = result.otel
     if result.extra:
         data.update(result.extra)
     return data
@@ -464,6 +466,13 @@ def read_usage(data: Any, fields: _Fields | None = None) -> Usage:
     if total is not None and int(total) != usage.total_tokens:
         usage.total = int(total)
     return usage
+
+
+def _otel_ids(data: JsonObject | None) -> dict[str, str] | None:
+    """``otel``: the case span's ids (text values only)."""
+    if data is None:
+        return None
+    return {str(key): value for key, value in data.items() if isinstance(value, str)}
 
 
 def _helper_usage(data: JsonObject, notes: Notes) -> dict[str, Usage]:
@@ -663,6 +672,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         attempts=attempts,
         logs=logs,
         helper_usage=None if helpers is None else _helper_usage(helpers, notes),
+        otel=_otel_ids(read.of_type("otel", dict, "an object")),
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

@@ -153,6 +153,7 @@ class CaseResult:
     # What the case's helpers spent, by role ("judge", "simulator"): the agent's own usage
     # is the trace's. None when no helper model was called.
     helper_usage: dict[str, Usage] | None = None
+    otel: dict[str, str] | None = None  # --otel: the case span's {trace_id, span_id}
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 

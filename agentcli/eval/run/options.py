@@ -204,6 +204,14 @@ class EvalOptions:
         default=False,
         metadata=flag("--dry-run", help="List the cases without running them.", message=False),
     )
+    otel: bool = field(
+        default=False,
+        metadata=flag(
+            "--otel",
+            help="Export OpenTelemetry spans (run, case, turn, model and tool calls) over "
+            "OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (on by itself when that is set).",
+        ),
+    )
     estimate: bool = field(
         default=False,
         metadata=flag(

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli import otel
 from agentcli.assistant import cassette as tape
 from agentcli.assistant.identity import Identity, resolve_identity
 from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
@@ -264,11 +265,20 @@ class EvalRunner:
         helpers spent, between the ``test_start`` and ``test_result`` events."""
         self.on_event(RunEvent("test_start", case=case, run=run))
         sink = OutputSink(self._printer(case, run))
-        with capturing(sink), case_spend() as spent:
+        attributes = {"agentcli.case.id": case.id, "agentcli.case.run": run}
+        with (
+            otel.span(f"eval case {case.id}", attributes) as traced,
+            capturing(sink),
+            case_spend() as spent,
+        ):
             try:
                 result = await body()
             finally:
                 logs = sink.close()
+            result.otel = traced.ids()
+            traced.set("agentcli.case.status", result.status)
+            if result.status in ("failed", "error", "timeout"):
+                traced.fail(result.error or result.status)
         result.logs = logs or None
         result.helper_usage = spent or None
         self.on_event(RunEvent("test_result", case=case, run=run, result=result))

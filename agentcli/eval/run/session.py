@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli import __version__
+from agentcli import __version__, otel
 from agentcli.assistant import cassette as tape
 from agentcli.assistant.cassette import CassetteMode
 from agentcli.assistant.package import (
@@ -106,7 +106,24 @@ def project_root_for(path: Path, package: AssistantPackage) -> Path:
 
 
 async def run_eval(options: EvalOptions, view: EvalView) -> int:
-    """Run the invocation described by ``options``, rendering through ``view``."""
+    """Run the invocation described by ``options``, rendering through ``view`` (spans
+    exported meanwhile under ``--otel``)."""
+    if not otel.wanted(options.otel):
+        return await _run_eval(options, view)
+    if not otel.start(required=options.otel, version=__version__):
+        view.warning(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry SDK is not installed: "
+            "no spans are exported (pip install 'agentcli[otel]')"
+        )
+        return await _run_eval(options, view)
+    try:
+        return await _run_eval(options, view)
+    finally:
+        otel.stop()
+
+
+async def _run_eval(options: EvalOptions, view: EvalView) -> int:
+    """``run_eval`` without the telemetry around it."""
     if not options.input and not options.scripts:
         raise ConfigError(
             "an input is required: a message, @cases.jsonl, or --scripts MODULE",
@@ -358,6 +375,7 @@ class RunPlan:
     resumed: LoadedReport | None = None
     kept: list[CaseResult] = field(default_factory=list)
     baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
+    otel: dict[str, str] | None = None  # --otel: the run span's trace and span ids
 
 
 async def _run_cases(
@@ -377,15 +395,35 @@ async def _run_cases(
         return _estimate(config, cases, view)
     plan = _plan(config, cases, total, options, spec, suite)
     _announce(plan, config, options, view)
-    _open_results(plan, config, options)
-    run = CaseRun(config, plan, options, view)
-    with _signals_to(run.on_signal):
-        try:
-            await run.run()
-            summary, stability = run.close_results()
-        finally:
-            await run.runner.after_all(run.before_all_data)
-    return run.finish(summary, stability)
+    package = config.assistant.package
+    attributes = {"agentcli.agent.id": package.id, "agentcli.connector": plan.connector}
+    with otel.span(f"agent eval {package.id}", attributes) as run_span:
+        plan.otel = run_span.ids()
+        _open_results(plan, config, options)
+        run = CaseRun(config, plan, options, view)
+        with _signals_to(run.on_signal):
+            try:
+                await run.run()
+                summary, stability = run.close_results()
+            finally:
+                await run.runner.after_all(run.before_all_data)
+        code = run.finish(summary, stability)
+        run_span.update(_summary_attributes(summary))
+        if code != EXIT_OK:
+            run_span.fail(f"exit code {code}: {summary.failed} failed, {summary.errors} errors")
+    return code
+
+
+def _summary_attributes(summary: RunSummary) -> dict[str, int | float]:
+    """The run span's figures."""
+    return {
+        "agentcli.cases.total": summary.total,
+        "agentcli.cases.passed": summary.passed,
+        "agentcli.cases.failed": summary.failed,
+        "agentcli.cases.errors": summary.errors,
+        "agentcli.cases.timeouts": summary.timeouts,
+        "agentcli.pass_rate": float(summary.pass_rate or 0.0),
+    }
 
 
 def _selected_cases(
@@ -521,6 +559,8 @@ def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> No
             "options": header_options(options),
         },
     )
+    if plan.otel is not None:  # the run's trace, for a viewer to link to
+        header.metadata["otel"] = plan.otel
     # The kept results are on disk before anything runs, written back as they were read
     # (the reader's repairs are for counting and matching).
     writer.open(header, kept)

@@ -60,6 +60,7 @@ GIVEN = {
     "alpha": 0.01,
     "max_cost": 2.5,
     "estimate": True,
+    "otel": True,
 }
 
 
