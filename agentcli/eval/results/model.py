@@ -149,6 +149,7 @@ class CaseResult:
     checkpoints: list[CheckpointState] | None = None
     attempts: int | None = None
     logs: list[JsonObject] | None = None  # what the case's code printed: {stream, text}
+    sandbox: str | None = None  # the case's workspace, when kept (--keep-sandboxes)
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 

@@ -185,6 +185,7 @@ async def _run_input(
             max_steps=options.max_steps,
             cassettes=cassettes,
             seed=options.seed,
+            keep_sandboxes=options.keep_sandboxes,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
