@@ -1,9 +1,10 @@
 """The ``bwrap`` backend: commands run under bubblewrap (Debian's ``bubblewrap``).
 
-The command sees a new root: the system folders (``/usr`` and its ``/bin``, ``/lib``...
-links, a few files of ``/etc``) bound read-only, a fresh ``/proc``, ``/dev`` and ``/tmp``,
+The command sees a new, read-only root: the system folders (``/usr`` and its ``/bin``,
+``/lib``... links, a few files of ``/etc``) bound read-only, a fresh ``/proc`` and ``/dev``,
 and the workspace bound writable at the same path it has outside (so ``workdir`` means the
-same folder to the hook that reads a file and to the command that wrote it). Every
+same folder to the hook that reads a file and to the command that wrote it): its ``work/``
+and ``tmp/`` (``TMPDIR``) are all a command can write. Every
 namespace is unshared — the network too, unless the spec says ``network: true`` — every
 capability dropped, and the command runs in a session of its own. ``--die-with-parent`` and
 the new PID namespace end every process of it when bwrap is killed at the timeout (or
@@ -52,9 +53,10 @@ def bwrap_args(root: Path, workdir: Path, *, network: bool) -> list[str]:
             args += ["--ro-bind", place, place]
     for name in _ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", str(root), str(root), "--chdir", str(workdir)]
-    return args
+    # Last: the new root itself read-only, so the workspace is all a command can write.
+    return [*args, "--remount-ro", "/"]
 
 
 async def bwrap_refusal() -> str | None:

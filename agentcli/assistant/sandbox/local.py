@@ -134,7 +134,7 @@ class LocalSandbox:
         timed_out = False
         try:
             async with asyncio.timeout(limit):
-                await process.wait()
+                await _exited(process)
         except TimeoutError:
             timed_out = True
         finally:  # also when cancelled: nothing the command started outlives it
@@ -198,6 +198,25 @@ class _Capture:
         """What was kept, as text (a cut stream says so at its end)."""
         text = self.kept.decode("utf-8", "replace")
         return f"{text}\n[output cut at {MAX_OUTPUT_BYTES} bytes]" if self.cut else text
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Until the command has exited. Not ``process.wait()``: that also waits for its pipes
+    to close, which a process it left running in the background keeps open."""
+    try:
+        fd = os.pidfd_open(process.pid)
+    except OSError:  # reaped already, or no pidfd here: the exit status tells
+        while process.returncode is None:
+            await asyncio.sleep(0.02)
+        return
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, lambda: ended.done() or ended.set_result(None))
+    try:
+        await ended
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def _end(process: asyncio.subprocess.Process, readers: list[asyncio.Task[None]]) -> None:
