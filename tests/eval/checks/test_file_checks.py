@@ -78,7 +78,7 @@ async def test_without_a_sandbox_the_assertion_says_so(workdir: Path) -> None:
     passed, message = await check(None, path="out.txt")
     assert (
         not passed
-        and 'the case has no sandbox to look in (give it or its package a "sandbox")' == message
+        and message == 'the case has no sandbox to look in (give it or its package a "sandbox")'
     )
 
 

@@ -105,7 +105,7 @@ def test_a_case_may_switch_the_backend_to_bwrap(temp: Path, tmp_path: Path) -> N
     case["sandbox"] = {"backend": "bwrap", "network": False}
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps(case) + "\n")
-    code, output, lines = run_eval("coder", "-i", str(cases), "-o", str(tmp_path / "r.jsonl"))
+    code, output, _lines = run_eval("coder", "-i", str(cases), "-o", str(tmp_path / "r.jsonl"))
     assert code == 0, output
     assert list(temp.iterdir()) == []
 
