@@ -27,7 +27,7 @@ from typing import ClassVar
 from agentcli.assistant.sandbox.local import LocalSandbox
 from agentcli.errors import SandboxError
 
-__all__ = ["BwrapSandbox", "bwrap_args", "bwrap_refusal"]
+__all__ = ["BwrapSandbox", "bwrap_args", "bwrap_refusal", "check_bwrap"]
 
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs commonly read from /etc: the dynamic loader's cache, Debian's alternatives,
@@ -70,6 +70,17 @@ async def bwrap_refusal() -> str | None:
     return reason
 
 
+async def check_bwrap() -> None:
+    """SandboxError, saying what to do, when bwrap cannot run sandboxes here."""
+    reason = await bwrap_refusal()
+    if reason is not None:
+        raise SandboxError(
+            f"sandbox backend bwrap cannot run here: {reason}",
+            hint='install Debian\'s "bubblewrap" (apt-get install bubblewrap), allow '
+            'unprivileged user namespaces, or use "backend": "local"',
+        )
+
+
 async def _probe(binary: str) -> str | None:
     """Run ``true`` in a throw-away workspace the way every command will be run."""
     with tempfile.TemporaryDirectory(prefix="agentcli-bwrap-probe-") as folder:
@@ -105,13 +116,7 @@ class BwrapSandbox(LocalSandbox):
 
     async def ready(self) -> None:
         """SandboxError when bwrap cannot run here, with what to do."""
-        reason = await bwrap_refusal()
-        if reason is not None:
-            raise SandboxError(
-                f"sandbox backend bwrap cannot run here: {reason}",
-                hint='install Debian\'s "bubblewrap" (apt-get install bubblewrap), allow '
-                'unprivileged user namespaces, or use "backend": "local"',
-            )
+        await check_bwrap()
 
     def command(self, argv: list[str], environment: Mapping[str, str]) -> list[str] | None:
         """bwrap with this workspace's options, then ``argv`` (its program found on the

@@ -211,7 +211,12 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
         return
     loop = asyncio.get_running_loop()
     ended: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, lambda: ended.done() or ended.set_result(None))
+
+    def readable() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(fd, readable)
     try:
         await ended
     finally:

@@ -14,6 +14,7 @@ from agentcli.assistant.package import load_package
 from agentcli.assistant.sandbox import SandboxSpec, create_sandbox
 from agentcli.assistant.session import AssistantRegistry, RequestOptions
 from agentcli.errors import PackageError
+from tests.assistant.test_context import write
 
 HOOKS = """
 from agentcli.errors import SandboxExecError
@@ -52,14 +53,6 @@ rules:
   - when: {tool_result: read_file}
     say: done
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 @pytest.fixture

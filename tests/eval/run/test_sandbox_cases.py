@@ -137,3 +137,23 @@ def test_the_kept_path_round_trips_through_the_results_codec() -> None:
     again = CaseResult.from_dict(data)
     assert again.sandbox == result.sandbox and again.source is None
     assert "sandbox" not in CaseResult(id="c", status="passed").to_dict()
+
+
+def test_a_package_whose_backend_cannot_run_fails_before_the_first_case(
+    temp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.assistant.sandbox import bwrap
+
+    package = tmp_path / "assistants" / "coder"
+    shutil.copytree(ROOT / "assistants" / "coder", package)
+    text = (package / "package.yao").read_text().replace('"local"', '"bwrap"')
+    (package / "package.yao").write_text(text)
+    monkeypatch.setattr(bwrap, "_probed", {bwrap.shutil.which("bwrap") or "": "refused here"})
+    out = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(
+        app, ["eval", str(package), "-i", str(package / "tests" / "inputs.jsonl"), "-o", str(out)]
+    )
+    assert result.exit_code == 1, result.output
+    assert "error: sandbox backend bwrap cannot run here: refused here" in result.output
+    assert "apt-get install bubblewrap" in result.output
+    assert not out.exists()
