@@ -34,6 +34,8 @@ class SingleTurnExecutor(JudgingExecutor):
         self, case: Case, run: int | None, *, started: float, timeout: float
     ) -> CaseResult:
         """Send, then judge, in the case's sandbox when it has one."""
+        if case.sandbox is None and self.config.assistant.package.sandbox is None:
+            return await self._execute(case, run, started, timeout, None)  # the common case
         try:
             async with case_sandbox(self.config, case) as sandbox:
                 result = await self._execute(case, run, started, timeout, sandbox)
