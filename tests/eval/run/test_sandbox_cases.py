@@ -157,3 +157,26 @@ def test_a_package_whose_backend_cannot_run_fails_before_the_first_case(
     assert "error: sandbox backend bwrap cannot run here: refused here" in result.output
     assert "apt-get install bubblewrap" in result.output
     assert not out.exists()
+
+
+def test_script_tests_get_a_sandbox_of_their_own_removed_after_each(
+    temp: Path, tmp_path: Path
+) -> None:
+    package = tmp_path / "assistants" / "coder"
+    shutil.copytree(ROOT / "assistants" / "coder", package)
+    (package / "src").mkdir()
+    (package / "src" / "box_test.py").write_text(
+        "def TestRunsAScript(t, ctx):\n"
+        "    ctx.sandbox.WriteFile('hi.py', 'print(6 * 7)')\n"
+        "    t.assert_.equal(ctx.sandbox.Exec(['python3', 'hi.py']), '42\\n')\n"
+        "    t.assert_.equal([e['name'] for e in ctx.sandbox.ListDir()], ['hi.py'])\n"
+        "\n"
+        "def TestStartsEmpty(t, ctx):\n"
+        "    t.assert_.equal(ctx.sandbox.list_dir('.'), [])\n"
+    )
+    out = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(app, ["eval", str(package), "--scripts", "box", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    statuses = [json.loads(line).get("status") for line in out.read_text().splitlines()[1:-1]]
+    assert statuses == ["passed", "passed"]
+    assert list(temp.iterdir()) == []
