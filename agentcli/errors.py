@@ -16,7 +16,11 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     │   ├── AuthenticationError        401/403 or a missing key (not retryable)
     │   └── BadRequestError            4xx the caller caused (not retryable)
     ├── ToolError                      a tool could not be defined or called
-    │   └── ToolServerError            an MCP server failed to start or stopped (exit 1)
+    │   ├── ToolServerError            an MCP server failed to start or stopped (exit 1)
+    │   └── SandboxError               a sandbox could not be made or used (exit 1)
+    │       ├── SandboxPathError       a path that would leave the workspace (exit 2)
+    │       ├── SandboxExecError       a command that exited non-zero (returncode, stderr)
+    │       └── SandboxTimeout         a command killed at its timeout
     ├── HookError                      a Create/Next hook or eval hook raised
     ├── OutputError                    results or a report could not be written once the run began
     ├── StorageError                   a store on disk (a session file, the memory store) is unusable now
@@ -50,6 +54,10 @@ __all__ = [
     "RateLimited",
     "ReplayMiss",
     "ResponseTooLarge",
+    "SandboxError",
+    "SandboxExecError",
+    "SandboxPathError",
+    "SandboxTimeout",
     "StorageError",
     "ToolChoiceViolationError",
     "ToolConflictError",
@@ -218,6 +226,52 @@ class ToolServerError(ToolError):
     answered) or stopped: a failure of the run, not bad input, so exit 1."""
 
     exit_code = 1
+
+
+class SandboxError(ToolError):
+    """A sandbox could not be made (an isolating backend that is missing or refused) or
+    used: a failure of the run's environment, so exit 1."""
+
+    exit_code = 1
+
+
+class SandboxPathError(SandboxError):
+    """A path given to a sandbox that would leave its workspace (``..``, an absolute path
+    outside it, a symlink out): bad input, so exit 2."""
+
+    exit_code = 2
+
+
+class SandboxExecError(SandboxError):
+    """A command run in a sandbox exited non-zero. ``returncode`` is its exit status (not
+    ``exit_code``, which every AgentCliError keeps for the CLI's own), ``stdout`` and
+    ``stderr`` what it printed (cut at the sandbox's output limit)."""
+
+    def __init__(self, argv: list[str], returncode: int, stdout: str, stderr: str) -> None:
+        tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+        shown = f": {tail[0][:300]}" if tail else ""
+        super().__init__(f"{_command_words(argv)} exited with status {returncode}{shown}")
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+class SandboxTimeout(SandboxError):
+    """A command run in a sandbox went past its timeout; its whole process group was killed."""
+
+    def __init__(self, argv: list[str], timeout: float, stdout: str = "", stderr: str = "") -> None:
+        super().__init__(f"{_command_words(argv)} timed out after {timeout:g}s and was killed")
+        self.argv = list(argv)
+        self.timeout = timeout
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _command_words(argv: list[str]) -> str:
+    """A command for a message: its words, shortened."""
+    text = " ".join(argv)
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 class HookError(AgentCliError):

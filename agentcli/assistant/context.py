@@ -4,7 +4,8 @@ It carries the request's identity (chat, assistant, user, team, locale, metadata
 authorized) and the services of the seed in Python form: ``memory`` (user/team/chat in
 SQLite, context per request), ``trace``, output messages (``send``, ``send_stream``,
 ``append``, ``replace``, ``merge``, ``set``, ``end``, blocks), and calls to other assistants
-(``agent``), to connectors (``llm``) and to tool servers (``mcp``).
+(``agent``), to connectors (``llm``) and to tool servers (``mcp``), and ``sandbox`` (a
+workspace for files and commands, when the package or the case asks for one; None else).
 
 Service methods that do I/O work from both worlds: awaited in an ``async`` hook, or called
 plainly in a sync hook (which runs in a thread of its own and blocks until the call is done).
@@ -30,6 +31,8 @@ from agentcli.assistant.trace import TraceRecorder
 
 if TYPE_CHECKING:
     from agentcli.assistant.conversation import Conversation
+    from agentcli.assistant.sandbox import Sandbox, SandboxSpec
+    from agentcli.assistant.sandbox.handle import SandboxHandle
     from agentcli.assistant.session import AssistantRegistry
 
 __all__ = ["Context", "OutputMessage"]
@@ -89,6 +92,8 @@ class Context:
         authorized: dict[str, Any] | None = None,
         on_output: Callable[[OutputMessage], Any] | None = None,
         trace_enabled: bool = True,
+        sandbox_spec: SandboxSpec | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.conversation = conversation
         self.registry = registry
@@ -107,6 +112,11 @@ class Context:
         self._ids = {kind: itertools.count(1) for kind in "MBT"}
         self._lock = threading.Lock()
         self.bridge = _Bridge(asyncio.get_running_loop())
+        # A lent workspace (eval's, per case) is the caller's to remove; one made here on
+        # first use is removed when the request ends.
+        self.sandbox_spec = sandbox.spec if sandbox is not None else sandbox_spec
+        self._sandbox = sandbox
+        self._owns_sandbox = False
 
     # The call helpers are made on access, not kept: kept, each would point back at this
     # ctx, and every request's objects would form cycles only the collector frees.
@@ -125,6 +135,25 @@ class Context:
     def mcp(self) -> McpCalls:
         """``ctx.mcp``: the package's MCP tools."""
         return McpCalls(self)
+
+    @property
+    def sandbox(self) -> SandboxHandle | None:
+        """``ctx.sandbox``: the request's workspace (made on first use), or None when neither
+        the package nor the case asks for one."""
+        from agentcli.assistant.sandbox.handle import SandboxHandle
+
+        workspace = self.sandbox_workspace()
+        return None if workspace is None else SandboxHandle(workspace, self.bridge)
+
+    def sandbox_workspace(self) -> Sandbox | None:
+        """The request's sandbox backend (what ``ctx.sandbox`` and the sandbox tools use)."""
+        with self._lock:
+            if self._sandbox is None and self.sandbox_spec is not None:
+                from agentcli.assistant.sandbox import create_sandbox
+
+                self._sandbox = create_sandbox(self.sandbox_spec)
+                self._owns_sandbox = True
+            return self._sandbox
 
     def __repr__(self) -> str:
         return f"Context(assistant={self.assistant_id!r}, chat={self.chat_id!r})"
@@ -227,9 +256,15 @@ class Context:
                 self._publish(message)
 
     def close(self) -> None:
-        """End the request: finish the trace and drop request-scoped memory."""
+        """End the request: finish the trace, drop request-scoped memory and remove the
+        workspace made for it."""
         self.trace.mark_complete()
         self.memory.close()
+        with self._lock:
+            sandbox, owned = self._sandbox, self._owns_sandbox
+            self._sandbox, self._owns_sandbox = None, False
+        if sandbox is not None and owned:
+            sandbox.remove()
 
 
 def _message_parts(message: Any) -> tuple[str, dict[str, Any]]:

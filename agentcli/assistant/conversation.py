@@ -124,6 +124,8 @@ class Conversation:
             authorized=options.authorized,
             on_output=options.on_output,
             trace_enabled=not options.skip.get("trace"),
+            sandbox_spec=self.assistant.package.sandbox,
+            sandbox=options.sandbox,
         )
 
     async def send(self, messages: Any) -> Reply:
@@ -188,7 +190,10 @@ class Conversation:
         spec = self._connector(create)
         model = self.registry.model(spec, package=package)
         self._prompts = self._render_prompts(ctx, create)
-        tools = await self.assistant.toolbox.tools(create.mcp_servers if create else None)
+        sandbox_tools = ctx.sandbox_spec is not None and ctx.sandbox_spec.tools
+        tools = await self.assistant.toolbox.tools(
+            create.mcp_servers if create else None, sandbox=sandbox_tools
+        )
         agent = self._agent(model, tools, create, ctx)
         turn = await agent.prompt(as_messages(new_messages))
         return await self._finish(ctx, turn, spec)

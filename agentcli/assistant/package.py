@@ -24,6 +24,7 @@ from agentcli.jsonsafe import expected_words, json_type_words
 from agentcli.schemas import ShippedSchema
 
 if TYPE_CHECKING:
+    from agentcli.assistant.sandbox.spec import SandboxSpec
     from agentcli.runtime.agent import ToolExecution
 
 __all__ = [
@@ -95,6 +96,7 @@ class AssistantPackage:
     search: dict[str, Any] = field(default_factory=dict)
     kb: dict[str, Any] | None = None
     db: dict[str, Any] | None = None
+    sandbox: SandboxSpec | None = None  # ctx.sandbox for every request (None: no sandbox)
     raw: dict[str, Any] = field(default_factory=dict)
     unknown_fields: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -285,6 +287,16 @@ def _values(data: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _sandbox(raw: dict[str, Any], file: Path, problems: _Problems) -> SandboxSpec:
+    """``sandbox``: what every request's workspace is (backend, timeout, network, tools)."""
+    from agentcli.assistant.sandbox.spec import parse_spec, spec_problems
+
+    found = spec_problems(raw)
+    if found:
+        raise PackageError("; ".join(found), path=str(file), line=problems.line("sandbox"))
+    return parse_spec(raw)
+
+
 def _mcp(value: dict[str, Any] | list[Any]) -> list[McpServerRef]:
     """``mcp``: ``{"servers": [...]}`` or the list itself; an entry is an id or an object."""
     servers = value if isinstance(value, list) else value.get("servers", [])
@@ -364,6 +376,8 @@ def load_package(
     if error is not None:
         raise error
     values = _values(data)
+    if "sandbox" in values:
+        values["sandbox"] = _sandbox(values["sandbox"], file, problems)
     if not values["name"].strip():
         raise problems.fail("name", "must not be empty")
     if values.get("connector") == "":

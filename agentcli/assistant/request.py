@@ -11,6 +11,7 @@ from agentcli.models.base import Usage
 
 if TYPE_CHECKING:
     from agentcli.assistant.context import OutputMessage
+    from agentcli.assistant.sandbox.protocol import Sandbox
     from agentcli.runtime.agent import TurnResult
     from agentcli.runtime.events import Event, TurnReason
 
@@ -35,6 +36,9 @@ class RequestOptions:
     max_steps: int | None = None  # the caller's limit (CLI, case); None: the package's
     on_event: Callable[[Event], object] | None = None
     on_output: Callable[[OutputMessage], object] | None = None
+    # A workspace the caller lends the request as its ctx.sandbox (eval: the case's, seeded
+    # and asserted on); the request does not remove it. None: the package's spec decides.
+    sandbox: Sandbox | None = None
 
 
 @dataclass(slots=True)

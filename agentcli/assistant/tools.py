@@ -33,6 +33,7 @@ from agentcli.assistant.mcps import (
     load_tool_servers,
 )
 from agentcli.assistant.package import McpServerRef
+from agentcli.assistant.sandbox.tools import SANDBOX_SERVER, sandbox_tool, sandbox_tools
 from agentcli.errors import AgentCliError, PackageError, ToolError
 from agentcli.pysource import load_source_module
 from agentcli.runtime.tools import (
@@ -221,23 +222,27 @@ class ToolBox:
         """Stop every MCP server this box started (a later use starts it again)."""
         await asyncio.gather(*(c.aclose() for c in self._connections.values()))
 
-    async def tools(self, servers: list[Any] | None = None) -> list[Tool]:
-        """Runtime tools of the selected servers (the package's, or ``servers`` instead);
-        lists the tools of MCP servers, starting them if needed. Under a cassette the listing
-        and every call are recorded, or replayed without starting anything."""
+    async def tools(self, servers: list[Any] | None = None, *, sandbox: bool = False) -> list[Tool]:
+        """Runtime tools of the selected servers (the package's, or ``servers`` instead),
+        and the ``sandbox__*`` tools when ``sandbox``; lists the tools of MCP servers,
+        starting them if needed. Under a cassette the listing and every call are recorded,
+        or replayed without starting anything."""
         if self.cassettes:
             cassette = active_cassette()
             if cassette is not None:
-                return await self._cassette_tools(cassette, servers)
-        return await self._live_tools(servers)
+                return await self._cassette_tools(cassette, servers, sandbox)
+        return await self._live_tools(servers, sandbox)
 
-    async def _cassette_tools(self, cassette: Cassette, servers: list[Any] | None) -> list[Tool]:
+    async def _cassette_tools(
+        self, cassette: Cassette, servers: list[Any] | None, sandbox: bool
+    ) -> list[Tool]:
         """The tools as the cassette has them (replay), or the live ones, recorded."""
-        request = cassette_record({"servers": servers})
+        # Without sandbox tools the request is what it always was: older cassettes match.
+        request = cassette_record({"servers": servers, **({"sandbox": True} if sandbox else {})})
         found = cassette.recording_for("tools", request, "the tool listing")
         if found is not None:
             return [_replayed_tool(item, self._live_call) for item in found.reply or []]
-        live = await self._live_tools(servers)
+        live = await self._live_tools(servers, sandbox)
         if cassette.records:
             cassette.add("tools", request, cassette_record([_listed(tool) for tool in live]))
         return [_recording_tool(tool) for tool in live]
@@ -247,7 +252,8 @@ class ToolBox:
     ) -> Any:
         """Call a replayed listing's tool for real (``--record missing``: a call that was
         not recorded), as the model's call of it would run."""
-        _, tool = await self._tool(server, name)
+        found = sandbox_tool(name) if server == SANDBOX_SERVER else None
+        tool = found if found is not None else (await self._tool(server, name))[1]
         return await call_tool_function(tool.execute, arguments, ctx)
 
     async def _tool(self, server: str, name: str) -> tuple[ToolServerSpec, Tool]:
@@ -258,15 +264,17 @@ class ToolBox:
             raise ToolError(f"server {server!r} has no tool {name!r}")
         return spec, tool
 
-    async def _live_tools(self, servers: list[Any] | None) -> list[Tool]:
+    async def _live_tools(self, servers: list[Any] | None, sandbox: bool = False) -> list[Tool]:
         source = self._source if servers is None else "Create hook mcp_servers"
         refs = self.selection if servers is None else self._refs(servers, source)
         if refs is None:
             refs = [McpServerRef(server_id) for server_id in self.specs]
         result: list[Tool] = []
         seen: dict[str, Tool] = {}
-        for ref in refs:
-            available = await self._server_tools(self.specs[ref.server_id])
+        groups = [(ref, await self._server_tools(self.specs[ref.server_id])) for ref in refs]
+        if sandbox:
+            groups.append((McpServerRef(SANDBOX_SERVER), sandbox_tools()))
+        for ref, available in groups:
             if ref.tools is not None:
                 by_name = {tool.bare_name: tool for tool in available}
                 missing = [name for name in ref.tools if name not in by_name]
@@ -285,7 +293,7 @@ class ToolBox:
                     raise PackageError(
                         f"tools {other.server}/{other.bare_name} and {tool.server}/{tool.bare_name}"
                         f" would both be called {tool.name!r}",
-                        path=str(self.specs[tool.server].path),
+                        path=str(self.specs[other.server].path),
                         hint="rename one of the tools or servers",
                     )
                 seen[tool.name] = tool

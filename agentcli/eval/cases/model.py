@@ -31,7 +31,8 @@ DEFAULT_MAX_TURNS = 20
 class Assertion:
     """One check on a case's output: ``{type, value, path, script, use, options, message,
     negate, min, max}`` (``min``/``max``: the bounds of a count, as ``steps`` takes them; a
-    ``trajectory`` also takes ``mode``, ``arguments_mode`` and ``scope``)."""
+    ``trajectory`` also takes ``mode``, ``arguments_mode`` and ``scope``; a ``file``
+    ``contains``, ``exists``, ``json_path`` and ``regex``)."""
 
     type: str
     value: Any = None
@@ -46,6 +47,11 @@ class Assertion:
     mode: str | None = None
     arguments_mode: str | None = None
     scope: str | None = None
+    # file: what the named file (``path``) of the case's sandbox must hold
+    contains: str | None = None
+    exists: bool | None = None
+    json_path: str | None = None
+    regex: str | None = None
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -66,12 +72,16 @@ class Assertion:
             mode=obj.get("mode"),
             arguments_mode=obj.get("arguments_mode"),
             scope=obj.get("scope"),
+            contains=obj.get("contains"),
+            exists=obj.get("exists"),
+            json_path=obj.get("json_path"),
+            regex=obj.get("regex"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with only the fields that are set (``type`` first)."""
         data: dict[str, Any] = {"type": self.type}
-        for key in ("value", "path", "script", "use", "mode", "arguments_mode", "scope"):
+        for key in _OPTIONAL_KEYS:
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.options:
@@ -85,6 +95,12 @@ class Assertion:
         if self.maximum is not None:
             data["max"] = self.maximum
         return data
+
+
+_OPTIONAL_KEYS = (
+    "value", "path", "script", "use", "mode", "arguments_mode", "scope",
+    "contains", "exists", "json_path", "regex",
+)  # fmt: skip
 
 
 def _whole(value: Any) -> int | None:
@@ -163,6 +179,7 @@ class Case:
     max_turns: int = DEFAULT_MAX_TURNS
     source: CaseSource | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    sandbox: dict[str, Any] | None = None  # over the package's sandbox (spec.merge_spec)
 
     @property
     def is_dynamic(self) -> bool:
@@ -199,6 +216,7 @@ class Case:
             "simulator": _simulator_dict(self.simulator),
             "checkpoints": [_checkpoint_dict(c) for c in self.checkpoints] or None,
             "max_turns": self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else None,
+            "sandbox": self.sandbox,
         }
         data.update((k, v) for k, v in optional.items() if v is not None)
         return data

@@ -17,6 +17,7 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+from agentcli.assistant.sandbox.spec import spec_problems
 from agentcli.durations import parse_duration
 from agentcli.errors import CaseFileError, ConfigError
 from agentcli.eval.cases.files import display_path, schema_problems
@@ -81,6 +82,9 @@ def parse_case(
             case.timeout = parse_duration(obj["timeout"])
         except ConfigError as exc:
             found.append(f"timeout: {exc.message}")
+    if "sandbox" in obj:
+        case.sandbox = dict(obj["sandbox"])
+        found.extend(spec_problems(case.sandbox))
     if case.simulator is not None and not case.checkpoints:
         found.append('simulator: a dynamic case needs "checkpoints"')
     if case.input is None and not case.is_dynamic:

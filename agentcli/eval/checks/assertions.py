@@ -14,10 +14,12 @@ import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.hooks import call_user_function
 from agentcli.errors import AgentCliError
+from agentcli.eval.checks.file_checks import FILE_CHECKERS
 from agentcli.eval.checks.matching import (
     deep_equal,
     extract_json,
@@ -71,6 +73,7 @@ class Subject:
     steps: int | None = None  # model calls of the turn, when known
     stop_reason: str | None = None  # how the turn ended: done, max_steps, ...
     conversation_calls: list[ToolCall] | None = None
+    sandbox: Path | None = None  # the case's sandbox workdir, for file assertions
 
     @classmethod
     def of(
@@ -83,6 +86,7 @@ class Subject:
         input: Any = None,
         steps: int | None = None,
         stop_reason: str | None = None,
+        sandbox: Path | None = None,
     ) -> Subject:
         """A subject for ``output``, its text derived with ``output_text``."""
         return cls(
@@ -94,10 +98,13 @@ class Subject:
             input=input,
             steps=steps,
             stop_reason=stop_reason,
+            sandbox=sandbox,
         )
 
     @classmethod
-    def from_trace(cls, trace: Trace, *, duration_ms: float, input: Any = None) -> Subject:
+    def from_trace(
+        cls, trace: Trace, *, duration_ms: float, input: Any = None, sandbox: Path | None = None
+    ) -> Subject:
         """A subject for a finished case: its output is ``output_under_test(trace)``."""
         return cls.of(
             output_under_test(trace),
@@ -107,6 +114,7 @@ class Subject:
             input=input,
             steps=trace.steps,
             stop_reason=trace.stop_reason,
+            sandbox=sandbox,
         )
 
 
@@ -126,7 +134,7 @@ class AssertionEnv:
     tool_schema: ToolSchema | None = None
 
 
-ASSERTIONS: dict[str, Checker] = dict(TOOL_CHECKERS)
+ASSERTIONS: dict[str, Checker] = {**TOOL_CHECKERS, **FILE_CHECKERS}
 
 
 def _checker(name: str) -> Callable[[Checker], Checker]:
@@ -248,8 +256,8 @@ def validate_assertion(a: Assertion) -> str | None:
     """The first problem with an assertion (unknown type, missing/bad value, ...), or None."""
     if a.type not in ASSERTIONS:
         return _unknown_type(a.type)
-    if a.path is not None and a.type not in ("json_path", "type"):
-        return f'"path" is only used by json_path and type assertions, not {a.type}'
+    if a.path is not None and a.type not in ("json_path", "type", "file"):
+        return f'"path" is only used by json_path, type and file assertions, not {a.type}'
     problem = field_problem(a)
     if problem:
         return problem

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from agentcli.eval.checks.file_checks import FILE_FIELDS, FILE_RULES
 from agentcli.eval.checks.matching import compile_path, regex_problems, show, value_problems
 from agentcli.eval.checks.tool_checks import COUNT_KEYS
 from agentcli.eval.checks.trajectory import ARGUMENTS_MODES, CALL_KEYS, MODES, SCOPES
@@ -96,6 +97,9 @@ def field_problem(a: Assertion) -> str | None:
     if (a.minimum is not None or a.maximum is not None) and a.type != "steps":
         key = "min" if a.minimum is not None else "max"
         return f'"{key}" is only used by steps assertions, not {a.type}'
+    for key in FILE_FIELDS:
+        if getattr(a, key) is not None and a.type != "file":
+            return f'"{key}" is only used by file assertions, not {a.type}'
     for key, choices in _TRAJECTORY_FIELDS.items():
         value = getattr(a, key)
         if value is None:
@@ -285,4 +289,5 @@ RULES: dict[str, Callable[[Assertion], str | None]] = {
     "tokens": _limit_value,
     "steps": _steps_value,
     "stop_reason": _stop_reason_value,
+    **FILE_RULES,
 }

@@ -13,8 +13,9 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage][, otel]``
-  (``helper_usage``: ``{role: usage}`` of the judges and simulator the case called)
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]
+  [, otel][, sandbox]`` (``helper_usage``: ``{role: usage}`` of the judges and simulator the
+  case called)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -101,7 +102,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs", "helper_usage", "otel"))  # fmt: skip
+                          "attempts", "logs", "helper_usage", "otel", "sandbox"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -306,6 +307,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["helper_usage"] = {role: usage_dict(u) for role, u in result.helper_usage.items()}
     if result.otel is not None:
         data["otel"] = result.otel
+    if result.sandbox is not None:
+        data["sandbox"] = result.sandbox
     if result.extra:
         data.update(result.extra)
     return data
@@ -673,6 +676,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         logs=logs,
         helper_usage=None if helpers is None else _helper_usage(helpers, notes),
         otel=_otel_ids(read.of_type("otel", dict, "an object")),
+        sandbox=read.text("sandbox"),
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

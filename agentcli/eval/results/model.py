@@ -154,6 +154,7 @@ class CaseResult:
     # is the trace's. None when no helper model was called.
     helper_usage: dict[str, Usage] | None = None
     otel: dict[str, str] | None = None  # --otel: the case span's {trace_id, span_id}
+    sandbox: str | None = None  # the case's workspace, when kept (--keep-sandboxes)
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.errors import AgentCliError, ConfigError
+from agentcli.errors import AgentCliError, ConfigError, SandboxError
 from agentcli.eval.cases.inputs import messages_text
 from agentcli.eval.cases.load import CaseInfo
 from agentcli.eval.cases.model import Case, Checkpoint
@@ -39,11 +39,19 @@ from agentcli.eval.results.model import (
     Turn,
     Usage,
 )
-from agentcli.eval.run.executor import JudgingExecutor, step_limit_message, trace_of
+from agentcli.eval.run.executor import (
+    JudgingExecutor,
+    case_sandbox,
+    error_result,
+    kept_sandbox,
+    step_limit_message,
+    trace_of,
+)
 from agentcli.eval.run.services import ask_helper
 
 if TYPE_CHECKING:
     from agentcli.assistant.conversation import Conversation
+    from agentcli.assistant.sandbox import Sandbox
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.eval.run.runner import EvalConfig
 
@@ -181,23 +189,37 @@ class DynamicExecutor(JudgingExecutor):
         self, case: Case, run: int | None, *, started: float, timeout: float
     ) -> CaseResult:
         """The whole conversation is bounded by ``timeout``; a cut-off one reports the
-        turns it got through."""
-        dialogue = _Dialogue(self.config, self.env, case, run)
+        turns it got through. Every turn shares the case's sandbox, when it has one."""
         try:
-            async with asyncio.timeout(timeout):
-                status, error = await dialogue.play()
-        except TimeoutError:
-            status = "timeout"
-            error = f"timed out after {timeout:g}s during turn {dialogue.turn}"
-            dialogue.abandon("timed out")
-        return dialogue.result(status, error, started)
+            async with case_sandbox(self.config, case) as sandbox:
+                dialogue = _Dialogue(self.config, self.env, case, run, sandbox)
+                try:
+                    async with asyncio.timeout(timeout):
+                        status, error = await dialogue.play()
+                except TimeoutError:
+                    status = "timeout"
+                    error = f"timed out after {timeout:g}s during turn {dialogue.turn}"
+                    dialogue.abandon("timed out")
+                result = dialogue.result(status, error, started)
+                result.sandbox = kept_sandbox(self.config, sandbox)
+                return result
+        except SandboxError as error:  # the sandbox could not be made
+            return error_result(case, run, str(error), started)
 
 
 class _Dialogue:
     """The state of one simulated conversation."""
 
-    def __init__(self, config: EvalConfig, env: AssertionEnv, case: Case, run: int | None) -> None:
+    def __init__(
+        self,
+        config: EvalConfig,
+        env: AssertionEnv,
+        case: Case,
+        run: int | None,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.config = config
+        self.sandbox = sandbox
         self.env = env
         self.case = case
         self.run = run
@@ -220,6 +242,7 @@ class _Dialogue:
         options = self.config.request_options(case, self.run)
         # The chat must remember earlier turns, whatever the case says about history.
         options.skip = {k: v for k, v in options.skip.items() if k != "history"}
+        options.sandbox = self.sandbox
         target = self.config.assistant.conversation(options)
         initial = case.build_messages()
         send: str | list[dict[str, Any]]
@@ -310,6 +333,7 @@ class _Dialogue:
             record.error = step_limit_message(trace)
             return "failed", f"agent turn {turn} {record.error}"
         subject = _turn_subject(trace, said, record.duration_ms, self.calls)
+        subject.sandbox = self.sandbox.workdir if self.sandbox is not None else None
         record.checkpoints_reached = await self._check(turn, subject)
         return None
 

@@ -12,8 +12,11 @@ knows what a half-finished case leaves to report.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentcli.assistant.sandbox import merge_spec, open_sandbox
 from agentcli.eval.checks.assertions import AssertionEnv, Subject
 from agentcli.eval.results.model import CaseResult, Trace
 from agentcli.eval.run.services import HookRunner, judge_with_agent
@@ -21,6 +24,7 @@ from agentcli.jsonsafe import json_safe
 
 if TYPE_CHECKING:
     from agentcli.assistant.request import Reply, ToolCall
+    from agentcli.assistant.sandbox import Sandbox
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.assistant.tools import ToolBox
     from agentcli.eval.cases.model import Case
@@ -30,6 +34,7 @@ __all__ = [
     "CaseExecutor",
     "JudgingExecutor",
     "assertion_env",
+    "case_sandbox",
     "elapsed_ms",
     "error_result",
     "judges_steps",
@@ -85,6 +90,28 @@ def assertion_env(
         return schema if isinstance(schema, dict) else None
 
     return AssertionEnv(judge=judge, script=hooks.resolve, tool_schema=tool_schema)
+
+
+@asynccontextmanager
+async def case_sandbox(config: EvalConfig, case: Case) -> AsyncIterator[Sandbox | None]:
+    """The case's workspace, seeded, when it or its package asks for one (None else):
+    lent to every request of the case, read by its file assertions, then removed unless
+    ``--keep-sandboxes``. A backend that cannot run here raises SandboxError."""
+    spec = merge_spec(config.assistant.package.sandbox, case.sandbox)
+    if spec is None:
+        yield None
+        return
+    sandbox = await open_sandbox(spec)
+    try:
+        yield sandbox
+    finally:
+        if not config.keep_sandboxes:
+            sandbox.remove()
+
+
+def kept_sandbox(config: EvalConfig, sandbox: Sandbox | None) -> str | None:
+    """The workdir to record in the result: only a kept one (a removed one is gone)."""
+    return str(sandbox.workdir) if sandbox is not None and config.keep_sandboxes else None
 
 
 def error_result(case: Case, run: int | None, message: str, started: float) -> CaseResult:

@@ -319,6 +319,15 @@ class EvalOptions:
             header="state",
         ),
     )
+    keep_sandboxes: bool = field(
+        default=False,
+        metadata=flag(
+            "--keep-sandboxes",
+            help="Keep each case's sandbox folder (its path is in the result) for debugging.",
+            header="keep_sandboxes",
+            header_when_set=True,
+        ),
+    )
     min_pass_rate: float = field(
         default=100.0,
         metadata=flag(

@@ -83,6 +83,7 @@ class EvalConfig:
     seed: int | None = None  # --seed: ids per case from it, and ``seed`` for providers
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
+    keep_sandboxes: bool = False  # --keep-sandboxes: leave each case's workspace behind
 
     def identity(self, case: Case | None = None) -> tuple[str, str, str]:
         """Locale, user and team of a case (or of the run): the CLI's, else the case's, else

@@ -190,6 +190,7 @@ class ScriptExecutor:
             team_id=options.team_id,
             metadata=options.metadata,
             authorized=options.authorized,
+            sandbox_spec=self.config.assistant.package.sandbox,
         )
 
     async def _judge_response(

@@ -156,6 +156,7 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             hint="add --record to write the cassettes there, or --replay to answer from them",
         )
     cassettes = _cassettes(options, spec) if options.record or options.replay else None
+    await _check_sandbox(package)
     if cassettes is not None:  # the header records where the run's cassettes are
         options.cassettes = cassettes.folder
     # One state folder per run (not per case): BeforeAll, Before, the cases, their delegates
@@ -176,6 +177,15 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             if options.runs > 1:  # repeats of the agent under test must stay independent
                 registry.uncached = frozenset({package.id})
         return await _run_input(registry, package, spec, context, options, view, cassettes)
+
+
+async def _check_sandbox(package: AssistantPackage) -> None:
+    """A package whose sandbox backend cannot run here fails before the first case (a
+    case that picks another backend itself finds out when it runs)."""
+    if package.sandbox is not None and package.sandbox.backend == "bwrap":
+        from agentcli.assistant.sandbox.bwrap import check_bwrap
+
+        await check_bwrap()
 
 
 async def _run_input(
@@ -211,6 +221,7 @@ async def _run_input(
             max_steps=options.max_steps,
             cassettes=cassettes,
             seed=options.seed,
+            keep_sandboxes=options.keep_sandboxes,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)

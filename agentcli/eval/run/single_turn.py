@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from agentcli.errors import AgentCliError
+from agentcli.errors import AgentCliError, SandboxError
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
 from agentcli.eval.run.executor import (
     JudgingExecutor,
+    case_sandbox,
     elapsed_ms,
     error_result,
     judges_steps,
+    kept_sandbox,
     step_limit_message,
     trace_of,
 )
 from agentcli.models.retry import RETRY_LOG
 
 if TYPE_CHECKING:
+    from agentcli.assistant.sandbox import Sandbox
     from agentcli.eval.cases.model import Case
 
 __all__ = ["SingleTurnExecutor"]
@@ -30,8 +33,24 @@ class SingleTurnExecutor(JudgingExecutor):
     async def execute(
         self, case: Case, run: int | None, *, started: float, timeout: float
     ) -> CaseResult:
+        """Send, then judge, in the case's sandbox when it has one."""
+        if case.sandbox is None and self.config.assistant.package.sandbox is None:
+            return await self._execute(case, run, started, timeout, None)  # the common case
+        try:
+            async with case_sandbox(self.config, case) as sandbox:
+                result = await self._execute(case, run, started, timeout, sandbox)
+                result.sandbox = kept_sandbox(self.config, sandbox)
+                return result
+        except SandboxError as error:  # the sandbox could not be made
+            return error_result(case, run, str(error), started)
+
+    async def _execute(
+        self, case: Case, run: int | None, started: float, timeout: float, sandbox: Sandbox | None
+    ) -> CaseResult:
         """Send, then judge: the send is bounded by ``timeout``, the judging is not."""
-        conversation = self.config.assistant.conversation(self.config.request_options(case, run))
+        options = self.config.request_options(case, run)
+        options.sandbox = sandbox
+        conversation = self.config.assistant.conversation(options)
         retries: list[dict[str, Any]] = []
         RETRY_LOG.set(retries)  # this task's model calls record their retries here
         try:
@@ -56,7 +75,10 @@ class SingleTurnExecutor(JudgingExecutor):
             result.trace = trace
             result.output = output_under_test(trace)
             return result
-        subject = Subject.from_trace(trace, duration_ms=duration_ms, input=case.input)
+        workdir = sandbox.workdir if sandbox is not None else None
+        subject = Subject.from_trace(
+            trace, duration_ms=duration_ms, input=case.input, sandbox=workdir
+        )
         assertions = await evaluate(case.effective_assertions(), subject, self.env)
         passed = all(a.passed for a in assertions)
         unfinished = None

@@ -50,6 +50,7 @@ GIVEN = {
     "scripts": "env",
     "root": Path("assistants"),
     "state": "persistent",
+    "keep_sandboxes": True,
     "min_pass_rate": 80.0,
     "shard": "1/2",
     "retries": 2,
