@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.eval.cases.inputs import build_messages, messages_text
+from agentcli.eval.cases.world import CaseTools
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -163,6 +164,7 @@ class Case:
     max_turns: int = DEFAULT_MAX_TURNS
     source: CaseSource | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    tools: CaseTools | None = None  # stubs, unmatched, faults (with the file's defaults)
 
     @property
     def is_dynamic(self) -> bool:
@@ -199,6 +201,7 @@ class Case:
             "simulator": _simulator_dict(self.simulator),
             "checkpoints": [_checkpoint_dict(c) for c in self.checkpoints] or None,
             "max_turns": self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else None,
+            "tools": (self.tools.to_dict() or None) if self.tools is not None else None,
         }
         data.update((k, v) for k, v in optional.items() if v is not None)
         return data

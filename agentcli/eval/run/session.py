@@ -185,6 +185,7 @@ async def _run_input(
             max_steps=options.max_steps,
             cassettes=cassettes,
             seed=options.seed,
+            faults=options.faults,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)

@@ -1,0 +1,152 @@
+"""The tool world of one case run: its stubs answer the calls they match, unmatched calls
+run the real tool (or fail, ``unmatched: error``), and a fault plan makes a seeded fraction
+of the calls fail. It is the ``ToolInterceptor`` the runner makes active for the case
+(``agentcli.assistant.interception``), so it sees the model's calls of process and MCP
+tools and the hooks' ``ctx.mcp`` calls alike.
+
+Whether call ``i`` of a case run fails, and how, depends only on (seed, case id, run, i):
+each decision comes from a ``random.Random`` seeded with that text (hashed with SHA-512
+by ``random``), never the global generator, so the same seed fails the same calls in any
+process and under any ``--parallel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentcli.assistant.interception import FAULT, STUBBED, InterceptedCall
+from agentcli.assistant.request import ToolCall
+from agentcli.errors import ToolError
+from agentcli.eval.cases.world import CaseTools, FaultKind, FaultPlan, ToolStub
+from agentcli.eval.checks.matching import match_value, tool_name_matches
+from agentcli.jsonsafe import json_safe
+from agentcli.runtime.tools import ToolResult, result_text
+
+__all__ = ["ToolWorld", "fault_for", "garbled", "world_for"]
+
+# Why a call's answer is an error (the trace's error_type): no stub matched it.
+UNMATCHED_ERROR = "UnmatchedToolCall"
+
+
+def world_for(
+    tools: CaseTools | None, run_faults: FaultPlan | None, case_id: str, run: int | None
+) -> ToolWorld | None:
+    """The world of a case run (its tools over the run's ``--faults``), or None when it
+    changes nothing: the case then runs without an interceptor."""
+    faults = tools.faults if tools is not None and tools.faults is not None else run_faults
+    if faults is not None and not faults.active:
+        faults = None
+    if faults is None and (tools is None or (not tools.stubs and tools.unmatched != "error")):
+        return None
+    return ToolWorld(tools or CaseTools(), faults, case_id, run or 1)
+
+
+def fault_for(plan: FaultPlan, case_id: str, run: int, index: int) -> FaultKind | None:
+    """The fault call ``index`` of a case run gets under ``plan`` (None: it runs)."""
+    generator = random.Random(f"{plan.seed}:{case_id}:{run}:{index}")
+    if generator.random() >= plan.rate:
+        return None
+    return plan.kinds[generator.randrange(len(plan.kinds))]
+
+
+def garbled(value: Any) -> str:
+    """A result as a connection cut off mid-answer leaves it: its text cut in half (never
+    valid JSON for an object or list, and never the value the schema promised)."""
+    text = result_text(json_safe(value))
+    return text[: len(text) // 2]
+
+
+class ToolWorld:
+    """The interceptor of one case run (a fresh one for each run and each retry)."""
+
+    def __init__(self, tools: CaseTools, faults: FaultPlan | None, case_id: str, run: int) -> None:
+        self.tools = tools
+        self.faults = faults
+        self.case_id = case_id
+        self.run = run
+        self.calls = 0  # tool calls seen so far: the index of the next one
+        self._spent: set[int] = set()  # the ``once`` stubs that have answered
+
+    async def call(self, call: InterceptedCall, live: Callable[[], Awaitable[Any]]) -> Any:
+        """Answer ``call`` by its stub, a fault, an unmatched error, or ``live()``."""
+        index = self.calls  # taken before any await: calls started in order keep it
+        self.calls += 1
+        fault = fault_for(self.faults, self.case_id, self.run, index) if self.faults else None
+        if fault is not None and fault != "malformed":
+            return _failure(call, _fault_message(call, fault), {FAULT: fault})
+        stub = self.stub_for(call)
+        if stub is not None:
+            outcome = await self._stubbed(call, stub)
+        elif self.tools.unmatched == "error":
+            message = (
+                f"no stub of this case matches {call.server}/{call.tool}"
+                f" {json.dumps(json_safe(call.arguments), ensure_ascii=False)}"
+                " (tools.unmatched: error)"
+            )
+            return _failure(call, message, {"error_type": UNMATCHED_ERROR})
+        else:
+            outcome = await live()
+        return _malformed(call, outcome) if fault == "malformed" else outcome
+
+    def stub_for(self, call: InterceptedCall) -> ToolStub | None:
+        """The first stub that answers ``call`` (a ``once`` stub only the first time)."""
+        for position, stub in enumerate(self.tools.stubs):
+            if position in self._spent or not _names(stub.name, call):
+                continue
+            if stub.has_arguments and not match_value(call.arguments, stub.arguments):
+                continue
+            if stub.once:
+                self._spent.add(position)
+            return stub
+        return None
+
+    async def _stubbed(self, call: InterceptedCall, stub: ToolStub) -> Any:
+        """The stub's answer, after its delay."""
+        if stub.delay:
+            await asyncio.sleep(stub.delay)
+        if stub.error is not None:
+            return _failure(call, stub.error, {STUBBED: True})
+        if call.raising:
+            return stub.result
+        return ToolResult("", call.tool, stub.result, details={STUBBED: True})
+
+
+def _names(name: str, call: InterceptedCall) -> bool:
+    """Whether a stub's ``name`` names the call's tool, as ``tool_called`` matches names:
+    the bare name, ``<server>__<tool>``, or a ``__``-bounded suffix of those."""
+    if name == call.tool:
+        return True
+    return tool_name_matches(ToolCall(server=call.server, tool=call.tool), name)
+
+
+def _failure(call: InterceptedCall, message: str, details: dict[str, Any]) -> Any:
+    """A failed call: raised for ``ctx.mcp``, an error result (marked) for the model."""
+    if call.raising:
+        raise ToolError(message)
+    return ToolResult("", call.tool, message, is_error=True, details=details)
+
+
+def _fault_message(call: InterceptedCall, fault: FaultKind) -> str:
+    """What an injected timeout or error says (as the real failure would)."""
+    where = f"{call.server}/{call.tool}" if call.server else call.tool
+    if fault == "timeout":
+        after = f" after {call.timeout:g}s" if call.timeout else ""
+        return f"{where} timed out{after}"
+    return f"{where} failed: service unavailable"
+
+
+def _malformed(call: InterceptedCall, outcome: Any) -> Any:
+    """The call's outcome garbled (a failed call stays as it failed), marked."""
+    if isinstance(outcome, ToolResult):
+        if outcome.is_error:
+            return outcome
+        outcome.content = garbled(outcome.content)
+        outcome.details[FAULT] = "malformed"
+        return outcome
+    if call.raising:
+        return garbled(outcome)
+    return ToolResult("", call.tool, garbled(outcome), details={FAULT: "malformed"})
