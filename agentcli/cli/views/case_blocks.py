@@ -11,7 +11,7 @@ from rich.text import Text
 from agentcli.cli.views.text import STABILITY_STYLES, STATUS_STYLES, Block, detail, preview
 from agentcli.eval.cases.model import input_text
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import format_duration
+from agentcli.eval.reports._view import format_duration, format_k
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
@@ -157,7 +157,8 @@ class DynamicBlock(CaseBlock):
 
 @dataclass(slots=True)
 class StabilityLine(Block):
-    """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done."""
+    """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done; under
+    faults a second line gives its pass^k, the robustness figure."""
 
     stats: CaseStability
 
@@ -172,13 +173,18 @@ class StabilityLine(Block):
             timing = (
                 f" avg {format_duration(duration['avg'])} p95 {format_duration(duration['p95'])}"
             )
-        return [
+        lines = [
             Text.assemble(
                 (f"[{stats.id}] ", "white"),
                 (f"{rate} ({stats.passed}/{stats.runs}) {label}", style),
                 (timing, "bright_black"),
             )
         ]
+        if stats.faults is not None and stats.pass_hat_k:
+            lines.append(
+                Text(f"  pass^k under faults: {format_k(stats.pass_hat_k)}", style="bright_black")
+            )
+        return lines
 
 
 @dataclass(slots=True)

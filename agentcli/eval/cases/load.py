@@ -15,7 +15,7 @@ from agentcli.errors import CaseFileError
 from agentcli.eval.cases.files import defaults_problems, display_path, read_items
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
-from agentcli.eval.cases.world import CaseTools
+from agentcli.eval.cases.world import CaseTools, FaultPlan
 from agentcli.eval.cases.world_parse import DEFAULTS_KEY, is_defaults, read_tools
 from agentcli.jsonsafe import json_type_words
 
@@ -47,6 +47,7 @@ class CaseInfo:
     dynamic: bool
     simulator: str | None
     hooks: tuple[str, ...] = ()  # the case's before/after references
+    faults: FaultPlan | None = None  # its tools.faults (None: the run's --faults)
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -58,6 +59,7 @@ class CaseInfo:
             dynamic=case.is_dynamic,
             simulator=case.simulator.use if case.simulator is not None else None,
             hooks=tuple(ref for ref in (case.before, case.after) if ref),
+            faults=case.tools.faults if case.tools is not None else None,
         )
 
 

@@ -34,6 +34,7 @@ from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
+from agentcli.eval.cases.world import FaultPlan
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
 from agentcli.eval.run.cassettes import Cassettes
@@ -528,6 +529,17 @@ def _signals_to(handler: Callable[[int], None]) -> Iterator[None]:
                 signal.signal(signum, handler_before)
 
 
+def _faulted(plan: RunPlan, run_faults: FaultPlan | None) -> dict[str, str]:
+    """The cases that run under faults (their own ``tools.faults``, else ``--faults``),
+    each with its plan as text: their pass^k is a robustness figure."""
+    faulted = {}
+    for info in plan.selected:
+        faults = info.faults if info.faults is not None else run_faults
+        if faults is not None and faults.active:
+            faulted[info.id] = str(faults)
+    return faulted
+
+
 class ResultTally:
     """A run's results as they come, in case order: counted, written to the results file,
     and (``--runs``) gathered into each case's stability figures. It holds nothing of the
@@ -540,6 +552,7 @@ class ResultTally:
         *,
         runs: int,
         min_pass_rate: float,
+        faults: FaultPlan | None = None,
     ) -> None:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
@@ -547,7 +560,11 @@ class ResultTally:
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         self.tracker = (
-            StabilityTracker([c.id for c in plan.selected], runs=runs) if runs > 1 else None
+            StabilityTracker(
+                [c.id for c in plan.selected], runs=runs, faults=_faulted(plan, faults)
+            )
+            if runs > 1
+            else None
         )
         self._count_kept(plan.kept)
 
@@ -611,6 +628,7 @@ class CaseRun:
             lambda stats: outbox.put(view.stability, stats),
             runs=config.runs,
             min_pass_rate=options.min_pass_rate,
+            faults=options.faults,
         )
         self.runner = EvalRunner(
             config,
