@@ -91,7 +91,8 @@ def _trace_details(trace: Trace) -> list[Text]:
         outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
         arguments = preview(output_text(call.arguments), 80)
         where = f"{call.server}/{call.tool}" if call.server else call.tool
-        lines.append(detail(f"tool {where} → {outcome} (args: {arguments})"))
+        mark = " [stub]" if call.stubbed else f" [fault: {call.fault}]" if call.fault else ""
+        lines.append(detail(f"tool {where}{mark} → {outcome} (args: {arguments})"))
     return lines
 
 

@@ -4,10 +4,12 @@ of the calls fail. It is the ``ToolInterceptor`` the runner makes active for the
 (``agentcli.assistant.interception``), so it sees the model's calls of process and MCP
 tools and the hooks' ``ctx.mcp`` calls alike.
 
-Whether call ``i`` of a case run fails, and how, depends only on (seed, case id, run, i):
-each decision comes from a ``random.Random`` seeded with that text (hashed with SHA-512
-by ``random``), never the global generator, so the same seed fails the same calls in any
-process and under any ``--parallel``.
+Whether a call fails, and how, depends only on the seed, the case id, the run and the call
+itself: its tool, its arguments and how many times the same call was made before in the
+run (its index among its equals). Each decision comes from a ``random.Random`` seeded with
+that text (hashed with SHA-512 by ``random``), never the global generator, so the same seed
+fails the same calls in any process, under any ``--parallel`` and whatever order the calls
+of one step happen to start in.
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ def world_for(
     return ToolWorld(tools or CaseTools(), faults, case_id, run or 1)
 
 
-def fault_for(plan: FaultPlan, case_id: str, run: int, index: int) -> FaultKind | None:
-    """The fault call ``index`` of a case run gets under ``plan`` (None: it runs)."""
-    generator = random.Random(f"{plan.seed}:{case_id}:{run}:{index}")
+def fault_for(plan: FaultPlan, case_id: str, run: int, call: str) -> FaultKind | None:
+    """The fault ``call`` (a text naming one call of the run) gets under ``plan`` (None:
+    it runs)."""
+    generator = random.Random(f"{plan.seed}:{case_id}:{run}:{call}")
     if generator.random() >= plan.rate:
         return None
     return plan.kinds[generator.randrange(len(plan.kinds))]
@@ -68,14 +71,12 @@ class ToolWorld:
         self.faults = faults
         self.case_id = case_id
         self.run = run
-        self.calls = 0  # tool calls seen so far: the index of the next one
+        self._made: dict[str, int] = {}  # each call (tool and arguments): times made
         self._spent: set[int] = set()  # the ``once`` stubs that have answered
 
     async def call(self, call: InterceptedCall, live: Callable[[], Awaitable[Any]]) -> Any:
         """Answer ``call`` by its stub, a fault, an unmatched error, or ``live()``."""
-        index = self.calls  # taken before any await: calls started in order keep it
-        self.calls += 1
-        fault = fault_for(self.faults, self.case_id, self.run, index) if self.faults else None
+        fault = self._fault(call) if self.faults is not None else None
         if fault is not None and fault != "malformed":
             return _failure(call, _fault_message(call, fault), {FAULT: fault})
         stub = self.stub_for(call)
@@ -91,6 +92,15 @@ class ToolWorld:
         else:
             outcome = await live()
         return _malformed(call, outcome) if fault == "malformed" else outcome
+
+    def _fault(self, call: InterceptedCall) -> FaultKind | None:
+        """The fault this call gets: decided by the call and its index among its equals."""
+        assert self.faults is not None
+        arguments = json.dumps(json_safe(call.arguments), sort_keys=True, ensure_ascii=False)
+        key = f"{call.server}/{call.tool}:{arguments}"
+        index = self._made.get(key, 0)
+        self._made[key] = index + 1
+        return fault_for(self.faults, self.case_id, self.run, f"{key}:{index}")
 
     def stub_for(self, call: InterceptedCall) -> ToolStub | None:
         """The first stub that answers ``call`` (a ``once`` stub only the first time)."""

@@ -103,7 +103,9 @@ def test_unmatched_error_refuses_calls_no_stub_answers():
 def test_the_same_seed_fails_the_same_calls_and_another_seed_others():
     def decisions(seed: int, case: str = "c") -> list[Any]:
         plan = FaultPlan(0.3, ("timeout", "error", "malformed"), seed)
-        return [fault_for(plan, case, 1, index) for index in range(200)]
+        return [
+            fault_for(plan, case, 1, f"weather/get_forecast:{{}}:{index}") for index in range(200)
+        ]
 
     assert decisions(42) == decisions(42)
     assert decisions(42) != decisions(43)
@@ -114,7 +116,7 @@ def test_the_same_seed_fails_the_same_calls_and_another_seed_others():
 
 
 def test_rate_one_fails_every_call_and_rate_zero_none():
-    assert all(fault_for(FaultPlan(1.0, ("error",)), "c", 1, i) == "error" for i in range(50))
+    assert all(fault_for(FaultPlan(1.0, ("error",)), "c", 1, str(i)) == "error" for i in range(50))
     assert world_for(CaseTools(faults=FaultPlan(0.0)), FaultPlan(1.0), "c", 1) is None
     assert world_for(None, None, "c", None) is None
     assert world_for(CaseTools(unmatched="run"), None, "c", None) is None
@@ -132,6 +134,22 @@ def test_each_fault_kind_fails_as_that_failure_would():
         json.loads(malformed.content)
     with pytest.raises(ToolError, match="timed out"):
         answer(world(faults=FaultPlan(1.0, ("timeout",))), call(raising=True))
+
+
+def test_a_call_is_decided_by_itself_and_its_index_among_its_equals_not_by_the_order():
+    plan = FaultPlan(0.5, seed=1)
+
+    def run(order: list[str]) -> dict[tuple[str, int], Any]:
+        box = world(faults=plan)
+        seen: dict[str, int] = {}
+        decided = {}
+        for city in order:
+            index = seen[city] = seen.get(city, -1) + 1
+            decided[city, index] = box._fault(call(city=city))
+        return decided
+
+    cities = ["Paris", "Oslo", "Paris", "Rome", "Lima", "Oslo"]
+    assert run(cities) == run(list(reversed(cities)))
 
 
 def test_a_timeout_fault_does_not_wait_for_the_timeout():
