@@ -24,7 +24,7 @@ from agentcli.assistant.interception import FAULT, STUBBED, InterceptedCall
 from agentcli.assistant.request import ToolCall
 from agentcli.errors import ToolError
 from agentcli.eval.cases.world import CaseTools, FaultKind, FaultPlan, ToolStub
-from agentcli.eval.checks.matching import match_value, tool_name_matches
+from agentcli.eval.checks.matching import call_names, match_value
 from agentcli.jsonsafe import json_safe
 from agentcli.runtime.tools import ToolResult, result_text
 
@@ -104,9 +104,15 @@ class ToolWorld:
 
     def stub_for(self, call: InterceptedCall) -> ToolStub | None:
         """The first stub that answers ``call`` (a ``once`` stub only the first time)."""
+        names: set[str] | None = None  # every name the call answers to, made when needed
         for position, stub in enumerate(self.tools.stubs):
-            if position in self._spent or not _names(stub.name, call):
+            if position in self._spent:
                 continue
+            if stub.name != call.tool:
+                if names is None:
+                    names = call_names(ToolCall(server=call.server, tool=call.tool))
+                if stub.name not in names:
+                    continue
             if stub.has_arguments and not match_value(call.arguments, stub.arguments):
                 continue
             if stub.once:
@@ -123,14 +129,6 @@ class ToolWorld:
         if call.raising:
             return stub.result
         return ToolResult("", call.tool, stub.result, details={STUBBED: True})
-
-
-def _names(name: str, call: InterceptedCall) -> bool:
-    """Whether a stub's ``name`` names the call's tool, as ``tool_called`` matches names:
-    the bare name, ``<server>__<tool>``, or a ``__``-bounded suffix of those."""
-    if name == call.tool:
-        return True
-    return tool_name_matches(ToolCall(server=call.server, tool=call.tool), name)
 
 
 def _failure(call: InterceptedCall, message: str, details: dict[str, Any]) -> Any:

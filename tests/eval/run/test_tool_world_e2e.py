@@ -292,3 +292,19 @@ def test_runs_under_faults_report_pass_hat_k_as_robustness(project):
     plain, _ = evaluate("weather", cases, "--runs", "3", output="plain.jsonl")
     assert "under faults" not in plain.output
     assert '"faults"' not in Path("plain.jsonl").read_text()
+
+
+def test_the_expense_examples_world_cases_pass_and_are_marked(tmp_path, monkeypatch):
+    """assistants/expense/tests/world.jsonl (the docs' stubs and faults) as shipped."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    output = str(tmp_path / "world.jsonl")
+    outcome, results = evaluate("expense", "@assistants/expense/tests/world.jsonl", output=output)
+    assert outcome.exit_code == 0, outcome.output
+    assert all(result.status == "passed" for result in results.values())
+    marks = {(c["tool"], c.get("stubbed", False), c.get("fault"))
+             for result in results.values() for c in calls(result)}  # fmt: skip
+    assert ("list_expenses", True, None) in marks  # the file's defaults stub
+    assert ("submit_expense", True, None) in marks
+    assert ("submit_expense", False, "timeout") in marks
+    assert ("setup", False, "timeout") in marks  # seeded-faults: rate=0.5, seed=2
