@@ -17,8 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentcli.assistant.interception import InterceptedCall
-from agentcli.eval.cases.world import CaseTools, FaultPlan, ToolStub
+from agentcli.eval.cases.world import CaseTools, ToolStub
 from agentcli.eval.run.tool_world import ToolWorld
+from agentcli.faults import FaultPlan
 
 TARGET_US = 50.0
 STUBS = 10

@@ -15,8 +15,9 @@ from agentcli.errors import CaseFileError
 from agentcli.eval.cases.files import defaults_problems, display_path, read_items
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
-from agentcli.eval.cases.world import CaseTools, FaultPlan
+from agentcli.eval.cases.world import CaseTools
 from agentcli.eval.cases.world_parse import DEFAULTS_KEY, is_defaults, read_tools
+from agentcli.faults import FaultPlan
 from agentcli.jsonsafe import json_type_words
 
 __all__ = ["KEEP_PARSED", "MAX_PROBLEMS", "CaseInfo", "CaseSet", "load_cases", "open_cases"]

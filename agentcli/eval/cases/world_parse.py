@@ -8,8 +8,9 @@ from typing import Any
 
 from agentcli.durations import parse_duration
 from agentcli.errors import ConfigError
-from agentcli.eval.cases.world import CaseTools, FaultPlan, ToolStub, fault_plan, faults_from_text
+from agentcli.eval.cases.world import CaseTools, ToolStub
 from agentcli.eval.checks.matching import value_problems
+from agentcli.faults import FaultPlan, fault_plan, faults_from_text
 
 __all__ = ["DEFAULTS_KEY", "is_defaults", "read_tools"]
 

@@ -14,7 +14,7 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_type_hints
 
-from agentcli.eval.cases.world import FaultPlan, parse_faults
+from agentcli.faults import FaultPlan, parse_faults
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -24,7 +24,6 @@ from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOpti
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
-from agentcli.eval.cases.world import FaultPlan
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
@@ -34,6 +33,7 @@ from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.tool_world import world_for
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
+from agentcli.faults import FaultPlan
 from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
 

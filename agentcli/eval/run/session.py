@@ -34,7 +34,6 @@ from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
-from agentcli.eval.cases.world import FaultPlan
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
 from agentcli.eval.run.cassettes import Cassettes
@@ -61,6 +60,7 @@ from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, parse_shard
 from agentcli.eval.run.view import EvalView
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
+from agentcli.faults import FaultPlan
 from agentcli.interrupts import note_interrupt
 from agentcli.patterns import Pattern, compile_pattern
 

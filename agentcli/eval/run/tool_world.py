@@ -23,8 +23,9 @@ from typing import Any
 from agentcli.assistant.interception import FAULT, STUBBED, InterceptedCall
 from agentcli.assistant.request import ToolCall
 from agentcli.errors import ToolError
-from agentcli.eval.cases.world import CaseTools, FaultKind, FaultPlan, ToolStub
+from agentcli.eval.cases.world import CaseTools, ToolStub
 from agentcli.eval.checks.matching import call_names, match_value
+from agentcli.faults import FaultKind, FaultPlan
 from agentcli.jsonsafe import json_safe
 from agentcli.runtime.tools import ToolResult, result_text
 

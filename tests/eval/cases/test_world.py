@@ -11,7 +11,8 @@ import pytest
 
 from agentcli.errors import CaseFileError, ConfigError
 from agentcli.eval.cases.load import open_cases
-from agentcli.eval.cases.world import CaseTools, FaultPlan, ToolStub, parse_faults
+from agentcli.eval.cases.world import CaseTools, ToolStub
+from agentcli.faults import FaultPlan, parse_faults
 
 
 @pytest.fixture(autouse=True)

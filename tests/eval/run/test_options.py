@@ -11,7 +11,6 @@ import pytest
 
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import Case, Simulator
-from agentcli.eval.cases.world import FaultPlan
 from agentcli.eval.run.dynamic import simulator_id
 from agentcli.eval.run.options import (
     EvalOptions,
@@ -21,6 +20,7 @@ from agentcli.eval.run.options import (
     spec_of,
 )
 from agentcli.eval.run.request import refuse_case_options
+from agentcli.faults import FaultPlan
 from tests.eval.probe import Probe, cases
 
 SCHEMA = Path(__file__).resolve().parents[3] / "agentcli" / "eval" / "cases" / "case.schema.json"

@@ -11,8 +11,9 @@ import pytest
 
 from agentcli.assistant.interception import InterceptedCall
 from agentcli.errors import ToolError
-from agentcli.eval.cases.world import CaseTools, FaultPlan, ToolStub
+from agentcli.eval.cases.world import CaseTools, ToolStub
 from agentcli.eval.run.tool_world import ToolWorld, fault_for, garbled, world_for
+from agentcli.faults import FaultPlan
 from agentcli.runtime.tools import ToolResult
 
 
