@@ -20,16 +20,25 @@ __all__ = ["ShippedSchema"]
 
 
 class ShippedSchema:
-    """One schema file beside the code, compiled on first use."""
+    """One schema file beside the code, compiled on first use; with ``definition``, the
+    schema of one of its ``$defs`` (which may refer to the others)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, definition: str | None = None) -> None:
         self.path = path
+        self.definition = definition
 
     @functools.cached_property
     def schema(self) -> dict[str, Any]:
-        """The schema document."""
+        """The schema document (for a definition: one that refers to it, with the file's
+        ``$defs``)."""
         schema: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
-        return schema
+        if self.definition is None:
+            return schema
+        return {
+            "$schema": schema.get("$schema"),
+            "$defs": schema.get("$defs", {}),
+            "allOf": [{"$ref": f"#/$defs/{self.definition}"}],
+        }
 
     @functools.cached_property
     def conforms(self) -> Callable[[Any], bool]:

@@ -30,6 +30,8 @@ def test_examples_are_found():
     names = {str(p) for p in EXAMPLES}
     assert {
         "assistants/expense/tests/inputs.jsonl",
+        "assistants/expense/tests/trajectory.jsonl",
+        "assistants/expense/tests/world.jsonl",
         "assistants/weather/tests/inputs.jsonl",
     } <= names
     assert len(EXAMPLES) >= 6

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli import otel
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
+from agentcli.assistant.interception import FAULT, STUBBED
 from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
@@ -313,6 +314,7 @@ class Conversation:
             result = results.get(call.id)
             failed = result if result is not None and result.is_error else None
             error = failed.text() if failed is not None else None
+            details = result.details if result is not None else {}
             activities.append(
                 ToolCall(
                     id=call.id,
@@ -322,6 +324,8 @@ class Conversation:
                     result=None if result is None or error is not None else result.content,
                     error=error,
                     error_type=failed.details.get("error_type") if failed is not None else None,
+                    stubbed=bool(details.get(STUBBED)),
+                    fault=details.get(FAULT),
                 )
             )
         return activities

@@ -53,9 +53,12 @@ class ToolCall:
     result: Any = None
     error: str | None = None
     error_type: str | None = None  # the exception class of a tool that raised
+    stubbed: bool = False  # answered by a stub of the case (tools.stubs), not the tool
+    fault: str | None = None  # the kind of fault injected into it (--faults, tools.faults)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``id, server, tool, arguments, result, error[, error_type]``."""
+        """JSON form: ``id, server, tool, arguments, result, error[, error_type][, stubbed]
+        [, fault]`` (the marks only when set)."""
         data = {
             "id": self.id,
             "server": self.server,
@@ -66,6 +69,10 @@ class ToolCall:
         }
         if self.error_type is not None:
             data["error_type"] = self.error_type
+        if self.stubbed:
+            data["stubbed"] = True
+        if self.fault is not None:
+            data["fault"] = self.fault
         return data
 
 

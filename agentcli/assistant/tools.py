@@ -25,6 +25,8 @@ from agentcli.assistant.cassette import Cassette
 from agentcli.assistant.cassette import active as active_cassette
 from agentcli.assistant.cassette import call_tool as cassette_call
 from agentcli.assistant.cassette import recorded as cassette_record
+from agentcli.assistant.interception import InterceptedCall, ToolInterceptor
+from agentcli.assistant.interception import active as active_interceptor
 from agentcli.assistant.mcp_client import McpConnection
 from agentcli.assistant.mcps import (
     ToolServerSpec,
@@ -226,12 +228,32 @@ class ToolBox:
         """Runtime tools of the selected servers (the package's, or ``servers`` instead),
         and the ``sandbox__*`` tools when ``sandbox``; lists the tools of MCP servers,
         starting them if needed. Under a cassette the listing and every call are recorded,
-        or replayed without starting anything."""
+        or replayed without starting anything; under an interceptor (a case's stubs and
+        faults) every call goes through it first."""
+        tools = None
         if self.cassettes:
             cassette = active_cassette()
             if cassette is not None:
-                return await self._cassette_tools(cassette, servers, sandbox)
-        return await self._live_tools(servers, sandbox)
+                tools = await self._cassette_tools(cassette, servers, sandbox)
+        if tools is None:
+            tools = await self._live_tools(servers, sandbox)
+        interceptor = active_interceptor()
+        if interceptor is None:
+            return tools
+        return [self._intercepted_tool(tool, interceptor) for tool in tools]
+
+    def _intercepted_tool(self, tool: Tool, interceptor: ToolInterceptor) -> Tool:
+        """``tool``, its calls going through ``interceptor`` (which may answer them)."""
+        spec = self.specs.get(tool.server)
+        timeout = spec.timeout if spec is not None else None
+
+        async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+            call = InterceptedCall(tool.server, tool.bare_name, arguments, False, timeout)
+            return await interceptor.call(
+                call, lambda: call_tool_function(tool.execute, arguments, ctx)
+            )
+
+        return dataclasses.replace(tool, execute=execute)
 
     async def _cassette_tools(
         self, cassette: Cassette, servers: list[Any] | None, sandbox: bool
@@ -336,6 +358,19 @@ class ToolBox:
         arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
             raise ToolError(f"{server}/{name}: arguments must be an object")
+        interceptor = active_interceptor()
+        if interceptor is not None:
+            spec = self.specs.get(server)
+            call = InterceptedCall(server, name, arguments, True, spec.timeout if spec else None)
+            return await interceptor.call(
+                call, lambda: self._recorded_call(server, name, arguments, ctx)
+            )
+        return await self._recorded_call(server, name, arguments, ctx)
+
+    async def _recorded_call(
+        self, server: str, name: str, arguments: dict[str, Any], ctx: Any
+    ) -> Any:
+        """``call_tool`` without the interceptor: through the cassette when one is active."""
         if self.cassettes and active_cassette() is not None:
             return await cassette_call(
                 server, name, arguments, lambda: self._checked_call(server, name, arguments, ctx),

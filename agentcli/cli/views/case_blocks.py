@@ -11,7 +11,7 @@ from rich.text import Text
 from agentcli.cli.views.text import STABILITY_STYLES, STATUS_STYLES, Block, detail, preview
 from agentcli.eval.cases.model import input_text
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import format_duration
+from agentcli.eval.reports._view import format_duration, format_k
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
@@ -91,7 +91,8 @@ def _trace_details(trace: Trace) -> list[Text]:
         outcome = f"ERR: {preview(call.error, 60)}" if call.error else "OK"
         arguments = preview(output_text(call.arguments), 80)
         where = f"{call.server}/{call.tool}" if call.server else call.tool
-        lines.append(detail(f"tool {where} → {outcome} (args: {arguments})"))
+        mark = " [stub]" if call.stubbed else f" [fault: {call.fault}]" if call.fault else ""
+        lines.append(detail(f"tool {where}{mark} → {outcome} (args: {arguments})"))
     return lines
 
 
@@ -157,7 +158,8 @@ class DynamicBlock(CaseBlock):
 
 @dataclass(slots=True)
 class StabilityLine(Block):
-    """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done."""
+    """``[id] 80% (4/5) Mostly Stable avg 1.2s p95 2.0s`` once a case's runs are done; under
+    faults a second line gives its pass^k, the robustness figure."""
 
     stats: CaseStability
 
@@ -172,13 +174,18 @@ class StabilityLine(Block):
             timing = (
                 f" avg {format_duration(duration['avg'])} p95 {format_duration(duration['p95'])}"
             )
-        return [
+        lines = [
             Text.assemble(
                 (f"[{stats.id}] ", "white"),
                 (f"{rate} ({stats.passed}/{stats.runs}) {label}", style),
                 (timing, "bright_black"),
             )
         ]
+        if stats.faults is not None and stats.pass_hat_k:
+            lines.append(
+                Text(f"  pass^k under faults: {format_k(stats.pass_hat_k)}", style="bright_black")
+            )
+        return lines
 
 
 @dataclass(slots=True)

@@ -33,7 +33,15 @@ from agentcli.errors import PackageError
 from agentcli.jsonsafe import expected_words, json_type_words
 from agentcli.schemas import ShippedSchema
 
-__all__ = ["CASE_SCHEMA", "SCHEMA_PATH", "display_path", "read_items", "schema_problems"]
+__all__ = [
+    "CASE_SCHEMA",
+    "DEFAULTS_SCHEMA",
+    "SCHEMA_PATH",
+    "defaults_problems",
+    "display_path",
+    "read_items",
+    "schema_problems",
+]
 
 SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
 
@@ -203,16 +211,24 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
 
 
 CASE_SCHEMA = ShippedSchema(SCHEMA_PATH)
+# A case file's ``{"defaults": {...}}`` item, checked against the same file's definitions.
+DEFAULTS_SCHEMA = ShippedSchema(SCHEMA_PATH, "fileDefaults")
 
 
-def schema_problems(obj: Any) -> list[str]:
-    """Schema violations of one case object, each as ``field.path: message``."""
+def schema_problems(obj: Any, schema: ShippedSchema = CASE_SCHEMA) -> list[str]:
+    """Schema violations of one case object (or of ``schema``'s kind of object), each as
+    ``field.path: message``."""
     problems = []
-    for error in CASE_SCHEMA.errors(obj):
+    for error in schema.errors(obj):
         where = field_path(error.absolute_path)
         for message in _error_messages(error):
             problems.append(f"{where}: {message}" if where else message)
     return problems
+
+
+def defaults_problems(obj: Any) -> list[str]:
+    """Schema violations of a case file's ``{"defaults": {...}}`` item."""
+    return schema_problems(obj, DEFAULTS_SCHEMA)
 
 
 def _error_messages(error: Any) -> list[str]:
@@ -242,6 +258,8 @@ def _error_messages(error: Any) -> list[str]:
         return ["must not be empty"]
     if kind == "minimum":
         return [f"must be at least {expected}"]
+    if kind == "maximum":
+        return [f"must be at most {expected}"]
     if kind == "exclusiveMinimum":
         return [f"must be greater than {expected}"]
     return [str(error.message)]

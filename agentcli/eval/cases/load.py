@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.errors import CaseFileError
-from agentcli.eval.cases.files import display_path, read_items
+from agentcli.eval.cases.files import defaults_problems, display_path, read_items
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
+from agentcli.eval.cases.world import CaseTools
+from agentcli.eval.cases.world_parse import DEFAULTS_KEY, is_defaults, read_tools
+from agentcli.faults import FaultPlan
 from agentcli.jsonsafe import json_type_words
 
 __all__ = ["KEEP_PARSED", "MAX_PROBLEMS", "CaseInfo", "CaseSet", "load_cases", "open_cases"]
@@ -45,6 +48,7 @@ class CaseInfo:
     dynamic: bool
     simulator: str | None
     hooks: tuple[str, ...] = ()  # the case's before/after references
+    faults: FaultPlan | None = None  # its tools.faults (None: the run's --faults)
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -56,6 +60,7 @@ class CaseInfo:
             dynamic=case.is_dynamic,
             simulator=case.simulator.use if case.simulator is not None else None,
             hooks=tuple(ref for ref in (case.before, case.after) if ref),
+            faults=case.tools.faults if case.tools is not None else None,
         )
 
 
@@ -108,13 +113,18 @@ class CaseSet:
         assert self.path is not None and self.project_root is not None
         shown = display_path(str(self.path))
         problems: list[str] = []
+        defaults: CaseTools | None = None
         for line, obj in read_items(self.path, shown, problems):
+            if is_defaults(obj):
+                defaults = read_defaults(obj, f"{shown}:{line}: ", problems)
+                continue
             yield parse_case(
                 obj,
                 source_file=self.path,
                 line=line,
                 project_root=self.project_root,
                 validated=True,
+                defaults=defaults,
             )
         if problems:
             raise CaseFileError(problems, hint="the file changed while the run was reading it")
@@ -137,6 +147,18 @@ def open_cases(path: Path, *, project_root: Path) -> CaseSet:
     return CaseSet(infos, cases=kept if whole else None, path=path, project_root=project_root)
 
 
+def read_defaults(obj: dict[str, object], prefix: str, problems: list[str]) -> CaseTools | None:
+    """The ``tools`` of a case file's ``{"defaults": {...}}`` item (its problems added to
+    ``problems``, each after ``prefix``, the item's ``file:line: ``)."""
+    found = defaults_problems(obj)
+    tools = None
+    raw = obj[DEFAULTS_KEY]
+    if not found and isinstance(raw, dict) and "tools" in raw:
+        tools = read_tools(raw["tools"], f"{DEFAULTS_KEY}.tools", found)
+    problems.extend(prefix + problem for problem in found)
+    return None if found else tools
+
+
 def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
     """Parse and validate every case, handing each to ``add``; raise every problem at once."""
     shown = display_path(str(path))
@@ -148,8 +170,20 @@ def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
     problems: list[str] = []
     count = 0
     first_line: dict[str, int] = {}
+    defaults: CaseTools | None = None
+    cases_seen = False
     try:
         for line, obj in read_items(path, shown, problems):
+            if is_defaults(obj):
+                if cases_seen:
+                    problems.append(
+                        f"{shown}:{line}: {DEFAULTS_KEY} must be the file's first item"
+                        " (before every case)"
+                    )
+                else:
+                    defaults = read_defaults(obj, f"{shown}:{line}: ", problems)
+                continue
+            cases_seen = True
             if not isinstance(obj, dict):
                 problems.append(
                     f"{shown}:{line}: a case must be an object, got {json_type_words(obj, array='a list')}"
@@ -165,7 +199,15 @@ def _scan(path: Path, project_root: Path, add: Callable[[Case], None]) -> None:
                 else:
                     first_line[case_id] = line
             try:
-                add(parse_case(obj, source_file=path, line=line, project_root=project_root))
+                add(
+                    parse_case(
+                        obj,
+                        source_file=path,
+                        line=line,
+                        project_root=project_root,
+                        defaults=defaults,
+                    )
+                )
                 count += 1
             except CaseFileError as exc:
                 problems.extend(exc.problems)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.eval.cases.inputs import build_messages, messages_text
+from agentcli.eval.cases.world import CaseTools
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -180,6 +181,7 @@ class Case:
     source: CaseSource | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # over the package's sandbox (spec.merge_spec)
+    tools: CaseTools | None = None  # stubs, unmatched, faults (with the file's defaults)
 
     @property
     def is_dynamic(self) -> bool:
@@ -217,6 +219,7 @@ class Case:
             "checkpoints": [_checkpoint_dict(c) for c in self.checkpoints] or None,
             "max_turns": self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else None,
             "sandbox": self.sandbox,
+            "tools": (self.tools.to_dict() or None) if self.tools is not None else None,
         }
         data.update((k, v) for k, v in optional.items() if v is not None)
         return data

@@ -32,6 +32,8 @@ from agentcli.eval.cases.model import (
     Simulator,
     SimulatorOptions,
 )
+from agentcli.eval.cases.world import CaseTools
+from agentcli.eval.cases.world_parse import read_tools
 from agentcli.eval.checks.assertions import validate_assertion
 
 __all__ = ["parse_case"]
@@ -46,10 +48,11 @@ def parse_case(
     line: int,
     project_root: Path,
     validated: bool = False,
+    defaults: CaseTools | None = None,
 ) -> Case:
     """A validated ``Case`` from one case object; raises ``CaseFileError`` listing its problems.
     ``validated`` skips the schema check for an object already checked (a streamed file's
-    second reading)."""
+    second reading); ``defaults`` are the ``tools`` of the file's defaults."""
     shown = display_path(str(source_file))
     prefix = f"{shown}:{line}: "
     problems = [] if validated else [prefix + p for p in schema_problems(obj)]
@@ -73,6 +76,10 @@ def parse_case(
         max_turns=obj.get("max_turns", DEFAULT_MAX_TURNS),
         source=CaseSource(shown, line),
     )
+    if "tools" in obj:
+        case.tools = read_tools(obj["tools"], "tools", found).over(defaults)
+    else:
+        case.tools = defaults
     for hook in ("before", "after"):
         ref = getattr(case, hook)
         if ref is not None and not _HOOK_REFERENCE.fullmatch(ref):

@@ -189,6 +189,12 @@ class StabilityView:
     pass_at_k: Any = None
     durations: dict[str, float] = field(default_factory=dict)
     run_details: list[dict[str, Any]] = field(default_factory=list)
+    faults: str | None = None  # the fault plan the runs ran under (pass^k: robustness)
+
+    @property
+    def pass_hat_k_label(self) -> str:
+        """How reports name pass^k: ``pass^k under faults`` when the runs ran under them."""
+        return "pass^k under faults" if self.faults else "pass^k"
 
 
 _YAO_DURATIONS = {
@@ -233,6 +239,7 @@ def stability_view(item: dict[str, Any]) -> StabilityView:
         run_details=[d for d in details if isinstance(d, dict)]
         if isinstance(details, list)
         else [],
+        faults=item["faults"] if isinstance(item.get("faults"), str) else None,
     )
 
 

@@ -293,7 +293,7 @@ def _stability(items: list[JsonObject], results: list[CaseResult]) -> str:
                 f"{view.passed}/{view.runs}",
                 format_percent(view.rate),
                 ci,
-                _e(format_k(view.pass_hat_k)),
+                _e(format_k(view.pass_hat_k) + (" under faults" if view.faults else "")),
                 _e(format_k(view.pass_at_k)),
                 _e(view.label),
                 format_duration(view.durations.get("avg")),

@@ -10,6 +10,7 @@ from ._view import (
     STATUS_ICONS,
     cost_text,
     format_duration,
+    format_k,
     format_percent,
     input_text,
     one_line,
@@ -86,8 +87,11 @@ def _cases(results: list[CaseResult]) -> str:
 def _stability(items: list[JsonObject]) -> str:
     """One row per stability result."""
     rows = []
-    for item in items:
-        view = stability_view(item)
+    views = [stability_view(item) for item in items]
+    # Under faults pass^k is the robustness figure: a column of its own (runs without
+    # faults keep the table they had).
+    faulted = any(view.faults for view in views)
+    for view in views:
         ci = "-"
         if view.ci_low is not None and view.ci_high is not None:
             ci = f"{format_percent(view.ci_low)} – {format_percent(view.ci_high)}"
@@ -102,7 +106,11 @@ def _stability(items: list[JsonObject]) -> str:
                 format_duration(view.durations.get("p95")),
             ]
         )
+        if faulted:
+            rows[-1].append(escape(format_k(view.pass_hat_k)) if view.faults else "-")
     head = ["ID", "Passed", "Pass Rate", "95% CI", "Stability", "Avg", "p95"]
+    if faulted:
+        head.append("pass^k under faults")
     return table(head, rows)
 
 

@@ -230,7 +230,9 @@ def stability_rows(view: StabilityView) -> list[list[str]]:
         ["Confidence interval", ci],
     ]
     if view.pass_hat_k is not None:
-        rows.append(["pass^k", escape(format_k(view.pass_hat_k))])
+        rows.append([view.pass_hat_k_label, escape(format_k(view.pass_hat_k))])
+    if view.faults:
+        rows.append(["Faults", escape(view.faults)])
     if view.pass_at_k is not None:
         rows.append(["pass@k", escape(format_k(view.pass_at_k))])
     for key in ("min", "avg", "p50", "p95", "max", "std"):

@@ -520,6 +520,8 @@ def _tool_call(data: JsonObject, where: str, notes: Notes) -> ToolCall:
         result=data.get("result"),
         error=texts["error"] or None,
         error_type=texts["error_type"] or None,
+        stubbed=data.get("stubbed") is True,
+        fault=read.text("fault") or None,
     )
 
 

@@ -14,6 +14,8 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_type_hints
 
+from agentcli.faults import FaultPlan, parse_faults
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "EvalOptions",
@@ -257,6 +259,18 @@ class EvalOptions:
             header_when_set=True,
         ),
     )
+    faults: FaultPlan | None = field(
+        default=None,
+        metadata=flag(
+            "--faults",
+            help="Make a seeded fraction of the tool calls fail:"
+            " 'rate=0.2,kinds=timeout|error|malformed,seed=42' (a case's tools.faults wins).",
+            parse=parse_faults,
+            per_case=PerCase("tools.faults", wins="case"),
+            header="faults",
+            header_when_set=True,
+        ),
+    )
     cache: bool = field(
         default=False,
         metadata=flag(
@@ -427,7 +441,7 @@ class EvalOptions:
 
 def _header_value(value: Any) -> Any:
     """A value as the header's JSON holds it (a path as its text)."""
-    return str(value) if isinstance(value, Path) else value
+    return str(value) if isinstance(value, Path | FaultPlan) else value
 
 
 def spec_of(item: Field[Any]) -> OptionSpec:

@@ -20,6 +20,7 @@ from typing import Any
 from agentcli import otel
 from agentcli.assistant import cassette as tape
 from agentcli.assistant.identity import Identity, resolve_identity
+from agentcli.assistant.interception import use as intercepting
 from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
@@ -33,7 +34,9 @@ from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.spend import case_spend
+from agentcli.eval.run.tool_world import world_for
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
+from agentcli.faults import FaultPlan
 from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
 
@@ -81,6 +84,7 @@ class EvalConfig:
     max_steps: int | None = None  # --max-steps (wins over a case's options.max_steps)
     cassettes: Cassettes | None = None  # --record / --replay
     seed: int | None = None  # --seed: ids per case from it, and ``seed`` for providers
+    faults: FaultPlan | None = None  # --faults (a case's tools.faults wins)
     retries: int = 0  # re-runs of a case that ended in error (not failed)
     done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
     keep_sandboxes: bool = False  # --keep-sandboxes: leave each case's workspace behind
@@ -421,7 +425,15 @@ class EvalRunner:
             result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
             self.on_event(RunEvent("test_result", case=case, run=run, result=result))
             return result
-        return await self._captured(case, run, lambda: self._taped(case, run))
+        return await self._captured(case, run, lambda: self._in_world(case, run))
+
+    async def _in_world(self, case: Case, run: int | None) -> CaseResult:
+        """The case with its tool world active (its stubs and faults), when it has one."""
+        world = world_for(case.tools, self.config.faults, case.id, run)
+        if world is None:
+            return await self._taped(case, run)
+        with intercepting(world):
+            return await self._taped(case, run)
 
     async def _taped(self, case: Case, run: int | None) -> CaseResult:
         """The case with its cassette active (``--record`` / ``--replay``), saved after a

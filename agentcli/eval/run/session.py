@@ -67,6 +67,7 @@ from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, resolve_shard
 from agentcli.eval.run.view import EvalView
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
+from agentcli.faults import FaultPlan
 from agentcli.interrupts import note_interrupt
 from agentcli.models.pricing import format_usd, price_of
 from agentcli.patterns import Pattern, compile_pattern
@@ -222,6 +223,7 @@ async def _run_input(
             cassettes=cassettes,
             seed=options.seed,
             keep_sandboxes=options.keep_sandboxes,
+            faults=options.faults,
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
@@ -597,6 +599,17 @@ def _signals_to(handler: Callable[[int], None]) -> Iterator[None]:
                 signal.signal(signum, handler_before)
 
 
+def _faulted(plan: RunPlan, run_faults: FaultPlan | None) -> dict[str, str]:
+    """The cases that run under faults (their own ``tools.faults``, else ``--faults``),
+    each with its plan as text: their pass^k is a robustness figure."""
+    faulted = {}
+    for info in plan.selected:
+        faults = info.faults if info.faults is not None else run_faults
+        if faults is not None and faults.active:
+            faulted[info.id] = str(faults)
+    return faulted
+
+
 class ResultTally:
     """A run's results as they come, in case order: counted, written to the results file,
     and (``--runs``) gathered into each case's stability figures. It holds nothing of the
@@ -609,6 +622,7 @@ class ResultTally:
         *,
         runs: int,
         min_pass_rate: float,
+        faults: FaultPlan | None = None,
     ) -> None:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
@@ -617,7 +631,11 @@ class ResultTally:
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         self.tracker = (
-            StabilityTracker([c.id for c in plan.selected], runs=runs) if runs > 1 else None
+            StabilityTracker(
+                [c.id for c in plan.selected], runs=runs, faults=_faulted(plan, faults)
+            )
+            if runs > 1
+            else None
         )
         self._count_kept(plan.kept)
 
@@ -683,6 +701,7 @@ class CaseRun:
             lambda stats: outbox.put(view.stability, stats),
             runs=config.runs,
             min_pass_rate=options.min_pass_rate,
+            faults=options.faults,
         )
         self.runner = EvalRunner(
             config,

@@ -176,6 +176,7 @@ class CaseStability:
     stability: str = SKIPPED
     duration: dict[str, float | None] = field(default_factory=lambda: duration_stats([]))
     usage: Usage = field(default_factory=Usage)
+    faults: str | None = None  # the fault plan its runs ran under: pass^k is robustness
 
     @property
     def exact_rate(self) -> float | None:
@@ -187,8 +188,9 @@ class CaseStability:
         return self.runs == 0 or self.passed * 100 >= min_pass_rate * self.runs
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: the writers' ``id .. duration`` keys first, then counts and usage."""
-        return {
+        """JSON form: the writers' ``id .. duration`` keys first, then counts and usage
+        (and ``faults`` when the runs ran under them)."""
+        data = {
             "id": self.id,
             "runs": self.runs,
             "passed": self.passed,
@@ -205,10 +207,16 @@ class CaseStability:
             "skipped": self.skipped,
             "usage": usage_dict(self.usage),
         }
+        if self.faults is not None:
+            data["faults"] = self.faults
+        return data
 
 
-def stability_for_case(case_id: str, runs: Iterable[CaseResult]) -> CaseStability:
-    """The stability figures of one case from its run results."""
+def stability_for_case(
+    case_id: str, runs: Iterable[CaseResult], *, faults: str | None = None
+) -> CaseStability:
+    """The stability figures of one case from its run results (``faults``: the plan they
+    ran under)."""
     # Every figure is order-free (counts, sorted durations, fsum of costs), so runs that
     # finished in any order give the same result.
     results = list(runs)
@@ -225,6 +233,7 @@ def stability_for_case(case_id: str, runs: Iterable[CaseResult]) -> CaseStabilit
         skipped=statuses.count("skipped"),
         duration=duration_stats(counted),
         usage=_total_usage(_usage(result) for result in results),
+        faults=faults,
     )
     if n:
         low, high = wilson_interval(passed, n)
@@ -274,10 +283,13 @@ class StabilityTracker:
     sorted, so parallel runs finishing in any order give the same report.
     """
 
-    def __init__(self, case_ids: Iterable[str] = (), *, runs: int = 1) -> None:
+    def __init__(
+        self, case_ids: Iterable[str] = (), *, runs: int = 1, faults: dict[str, str] | None = None
+    ) -> None:
         if runs < 1:
             raise ValueError(f"runs must be at least 1, got {runs}")
         self.runs = runs
+        self.faults = faults or {}  # case id -> the fault plan its runs ran under
         self._order: dict[str, int] = {}
         self._runs: dict[str, dict[int, CaseResult]] = {}
         for case_id in case_ids:
@@ -303,7 +315,9 @@ class StabilityTracker:
 
     def stats(self, case_id: str) -> CaseStability:
         """The case's figures over the runs recorded so far."""
-        return stability_for_case(case_id, self._runs.get(case_id, {}).values())
+        return stability_for_case(
+            case_id, self._runs.get(case_id, {}).values(), faults=self.faults.get(case_id)
+        )
 
     def can_still_reach(
         self, case_id: str, runs_total: int | None = None, min_pass_rate: float = 100.0

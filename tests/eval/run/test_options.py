@@ -20,6 +20,7 @@ from agentcli.eval.run.options import (
     spec_of,
 )
 from agentcli.eval.run.request import refuse_case_options
+from agentcli.faults import FaultPlan
 from tests.eval.probe import Probe, cases
 
 SCHEMA = Path(__file__).resolve().parents[3] / "agentcli" / "eval" / "cases" / "case.schema.json"
@@ -42,6 +43,7 @@ GIVEN = {
     "replay": "strict",
     "cache": True,
     "seed": 7,
+    "faults": FaultPlan(0.2, ("timeout", "error"), 42),
     "cassettes": Path("tapes"),
     "simulator": "sim.user",
     "before_all": "env.BeforeAll",
@@ -125,7 +127,7 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
-    assert [flag.name for flag in parsed] == ["timeout", "record", "replay"]
+    assert [flag.name for flag in parsed] == ["timeout", "record", "replay", "faults"]
     defaults = EvalOptions()
     for flag in parsed:
         assert flag.type is str
@@ -167,8 +169,11 @@ def test_fields_without_flags_are_not_on_the_command_line():
 
 
 def _schema_has(key: str) -> bool:
-    node = json.loads(SCHEMA.read_text())
+    schema = json.loads(SCHEMA.read_text())
+    node = schema
     for part in key.split("."):
+        if "$ref" in node:  # "#/$defs/<name>"
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
         properties = node.get("properties", {})
         if part not in properties:
             return False
@@ -211,7 +216,17 @@ async def _simulator_winner() -> str:
     return chosen.split(".")[0] if chosen else "neither"
 
 
+async def _faults_winner() -> str:
+    from agentcli.eval.run.tool_world import world_for
+
+    (case,) = cases({"id": "a", "input": "x", "tools": {"faults": {"rate": 0.5, "seed": 2}}})
+    world = world_for(case.tools, FaultPlan(0.9, seed=1), case.id, None)
+    assert world is not None and world.faults is not None
+    return {0.9: "flag", 0.5: "case"}[world.faults.rate]
+
+
 WINNERS = {
+    "faults": _faults_winner,
     "connector": _connector_winner,
     "user": lambda: _identity_winner("user"),
     "team": lambda: _identity_winner("team"),
