@@ -13,7 +13,8 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs]``
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, connector]``
+  (``connector``: the matrix column, only in a matrix run)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -100,7 +101,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs"))  # fmt: skip
+                          "attempts", "logs", "connector"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -301,6 +302,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["attempts"] = result.attempts
     if result.logs is not None:
         data["logs"] = result.logs
+    if result.connector is not None:
+        data["connector"] = result.connector
     if result.extra:
         data.update(result.extra)
     return data
@@ -631,6 +634,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     checkpoints = _checkpoints(read, metadata)
     assertions = read.objects("assertions") or []
     trace = read.of_type("trace", dict, "an object")
+    connector = read.text("connector")
     result = CaseResult(
         id=case_id,
         status=status,
@@ -647,6 +651,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         checkpoints=checkpoints,
         attempts=attempts,
         logs=logs,
+        connector=connector or None,
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

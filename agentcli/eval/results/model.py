@@ -36,6 +36,7 @@ __all__ = [
     "Trace",
     "Turn",
     "Usage",
+    "cell_label",
     "summarize",
     "summary_from_counts",
 ]
@@ -149,6 +150,9 @@ class CaseResult:
     checkpoints: list[CheckpointState] | None = None
     attempts: int | None = None
     logs: list[JsonObject] | None = None  # what the case's code printed: {stream, text}
+    # The matrix column (``-c`` given several times, ``--matrix``) that ran it; None
+    # outside a matrix, so single-connector results are written as they always were.
+    connector: str | None = None
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 
@@ -160,6 +164,12 @@ class CaseResult:
     def passed(self) -> bool:
         """True when the status is ``passed``."""
         return self.status == "passed"
+
+    @property
+    def cell(self) -> tuple[str, str | None]:
+        """What identifies the case this result belongs to: its id and (in a matrix) its
+        connector; runs of one cell share it."""
+        return self.id, self.connector
 
     def to_dict(self) -> JsonObject:
         """JSON form in Yao's Result key order (optional keys left out when empty)."""
@@ -243,6 +253,12 @@ class RunReport:
     results: list[CaseResult]
     summary: RunSummary
     stability: list[JsonObject] = field(default_factory=list)
+
+
+def cell_label(case_id: str, connector: str | None) -> str:
+    """How messages and reports name a case of a matrix: ``id @ connector`` (the id alone
+    outside one)."""
+    return case_id if connector is None else f"{case_id} @ {connector}"
 
 
 def summarize(

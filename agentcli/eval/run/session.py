@@ -34,9 +34,16 @@ from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
+from agentcli.eval.results.matrix import Matrix, MatrixPass, header_connectors
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
+from agentcli.eval.results.model import (
+    CaseResult,
+    RunHeader,
+    RunSummary,
+    summary_from_counts,
+)
 from agentcli.eval.run.cassettes import Cassettes
+from agentcli.eval.run.columns import matrix_columns
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
@@ -113,6 +120,13 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     )
     if spec.kind == "message":
         refuse_case_options(options)
+        if options.connectors:
+            raise ConfigError(
+                "-c given several times (a connector matrix) applies to a file of cases, "
+                "not to one message",
+                hint="give one -c for a message, or put it in a case file",
+            )
+    options.connectors = matrix_columns(options.connectors, options.matrix, cwd=options.cwd)
     if spec.kind == "script_tests" and spec.value.startswith("scripts."):
         assistants_root = find_assistants_root(options.cwd, options.root)
         folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=options.cwd)
@@ -185,6 +199,7 @@ async def _run_input(
             max_steps=options.max_steps,
             cassettes=cassettes,
             seed=options.seed,
+            connectors=tuple(options.connectors),
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
@@ -258,6 +273,10 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     """Resolve the connector the cases will use before any runs, so a missing key or an
     unknown connector is a usage error (exit 2), not N case errors."""
     package = config.assistant.package
+    if config.connectors:  # a matrix: its columns win over every case's own connector
+        for spec in config.connectors:
+            config.registry.model(spec, package=package)
+        return ", ".join(config.connectors)
     specs = {config.connector or case.connector or package.connector for case in cases}
     specs.discard(None)
     if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
@@ -344,6 +363,7 @@ class RunPlan:
     resumed: LoadedReport | None = None
     kept: list[CaseResult] = field(default_factory=list)
     baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
+    columns: tuple[str, ...] = ()  # a connector matrix: the connectors every case runs on
 
 
 async def _run_cases(
@@ -400,8 +420,13 @@ def _plan(
     from agentcli.eval.reports import writer_for
 
     package = config.assistant.package
+    resumed = _resumed_results(options.resume) if options.resume else None
+    if resumed is not None:
+        _resume_columns(resumed, config, options)
     if suite is None:
         connector = _preflight_connector(config, cases.infos)
+    elif config.connectors:
+        connector = ", ".join(config.connectors)
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
@@ -411,8 +436,9 @@ def _plan(
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
-        config.cassettes.check([info.id for info in selected], config.runs)
-    resumed = _resumed_results(options.resume) if options.resume else None
+        for column in config.columns().values():
+            assert column.cassettes is not None
+            column.cassettes.check([info.id for info in selected], config.runs)
     baseline = _baseline(options)
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
@@ -440,6 +466,7 @@ def _plan(
         resumed=resumed,
         kept=kept,
         baseline=baseline,
+        columns=config.connectors,
     )
 
 
@@ -450,7 +477,11 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     run_filter, writer, kept = config.run_filter, plan.writer, plan.kept
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
-    if connector:
+    if config.connectors:
+        view.info(f"Matrix: {connector} ({len(config.connectors)} connectors per test case)")
+        if options.matrix_pass == "any":
+            view.info("Matrix pass: a case passes on any connector")
+    elif connector:
         view.info(f"Connector: {connector}" + (" (override)" if options.connector else ""))
     if suite is not None:
         view.info(f"Script: {input_label} ({_count(total, 'test function')})")
@@ -545,21 +576,30 @@ class ResultTally:
         self.counts: dict[str, int] = {}
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
-        self.tracker = (
-            StabilityTracker([c.id for c in plan.selected], runs=runs) if runs > 1 else None
-        )
+        columns = plan.columns
+        self.tracker = StabilityTracker(runs=runs) if runs > 1 else None
+        if self.tracker is not None:
+            for info in plan.selected:
+                for column in columns or (None,):
+                    self.tracker.declare(info.id, column)
+        # A connector matrix: every cell's statuses, for its table and its exit code.
+        self.grid = Matrix(list(columns), runs_per_case=runs) if columns else None
         self._count_kept(plan.kept)
 
     def _count_kept(self, kept: list[CaseResult]) -> None:
         """The kept results of ``--resume`` count as if this run had them."""
-        counts, tracker = self.counts, self.tracker
-        tracked: set[tuple[str, int | None]] = set()
+        counts, tracker, grid = self.counts, self.tracker, self.grid
+        tracked: set[tuple[str, int | None, str | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
-            key = (previous.id, previous.run)
-            if tracker is not None and previous.id and key not in tracked:
-                tracked.add(key)  # a run kept twice counts once in its case's figures
+            key = (previous.id, previous.run, previous.connector)
+            if not previous.id or key in tracked:
+                continue  # a run kept twice counts once in its case's figures
+            tracked.add(key)
+            if tracker is not None:
                 tracker.add(previous)
+            if grid is not None:
+                grid.add(previous)
 
     def on_result(self, result: CaseResult) -> None:
         """A finished result: counted and written."""
@@ -567,6 +607,8 @@ class ResultTally:
         if self.write_failure is not None:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
+        if self.grid is not None:
+            self.grid.add(result)
         try:
             writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
@@ -582,7 +624,9 @@ class ResultTally:
         finished = tracker.add(result)
         if finished is not None:
             self.show_stability(finished)
-        return not tracker.can_still_reach(result.id, self.runs, self.min_pass_rate)
+        return not tracker.can_still_reach(
+            result.id, self.runs, self.min_pass_rate, connector=result.connector
+        )
 
 
 class CaseRun:
@@ -593,6 +637,7 @@ class CaseRun:
         self, config: EvalConfig, plan: RunPlan, options: EvalOptions, view: EvalView
     ) -> None:
         self.config, self.plan, self.options, self.view = config, plan, options, view
+        self.matrix_pass: MatrixPass = "any" if options.matrix_pass == "any" else "all"
         self.interrupted = False
         self.signals = 0
         self.grace = stop_grace()
@@ -611,9 +656,10 @@ class CaseRun:
             runs=config.runs,
             min_pass_rate=options.min_pass_rate,
         )
+        suite = plan.suite
         self.runner = EvalRunner(
             config,
-            executor=None if plan.suite is None else ScriptExecutor(config, plan.suite),
+            executor_for=None if suite is None else lambda column: ScriptExecutor(column, suite),
             on_event=lambda event: outbox.put(view.on_event, event),
             on_result=lambda result: outbox.put(tally.on_result, result),
             stop_when=tally.stop_when,
@@ -644,7 +690,8 @@ class CaseRun:
         """Run the plan's cases to their end, a stop or an interrupt."""
         view, runner = self.view, self.runner
         view.section("Running Tests")
-        view.start_progress(len(self.plan.selected) * self.config.runs)
+        columns = max(1, len(self.config.connectors))
+        view.start_progress(len(self.plan.selected) * self.config.runs * columns)
         clock = time.perf_counter()
         self.run_task = run_task = asyncio.ensure_future(runner.run(self.plan.cases))
         self.tally.stop_run = run_task.cancel
@@ -699,6 +746,8 @@ class CaseRun:
         if tracker is not None:
             summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
             summary.extra["runs_per_case"] = config.runs
+        if tally.grid is not None:
+            summary.extra["matrix"] = tally.grid.summary(self.matrix_pass, options.min_pass_rate)
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -719,6 +768,9 @@ class CaseRun:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
             return EXIT_USAGE
         view.summary(summary, str(output_path))
+        grid = self.tally.grid
+        if grid is not None:
+            view.matrix(grid, self.matrix_pass, options.min_pass_rate)
         write_failure = self.tally.write_failure
         if write_failure is not None:  # after the summary: the figures are true, a file is not
             raise write_failure
@@ -732,6 +784,8 @@ class CaseRun:
             )
             return EXIT_INTERRUPTED
         code = exit_code_for(summary, stability, options.min_pass_rate)
+        if grid is not None:  # a matrix: its cells decide, by --matrix-pass
+            code = grid.exit_code(self.matrix_pass, options.min_pass_rate)
         verdict = code  # the banner tells the cases' truth; --gate may decide the exit code
         if self.plan.baseline is not None:
             from agentcli.eval.compare.gate import gate_run
@@ -777,11 +831,26 @@ def _resumed_results(path: Path) -> LoadedReport:
     return read_results(path)
 
 
-def _done_cases(resumed: LoadedReport) -> frozenset[tuple[str, int | None]]:
-    """The ``(id, run)`` of every kept result, which the run skips. A result without a
-    usable id matches no case: it stays in the file and its case (whichever it was) runs
-    again."""
-    return frozenset((r.id, r.run) for r in resumed.results if r.id)
+def _done_cases(
+    resumed: LoadedReport,
+) -> frozenset[tuple[str, int | None] | tuple[str, int | None, str]]:
+    """The ``(id, run)`` of every kept result (in a matrix ``(id, run, connector)``), which
+    the run skips. A result without a usable id matches no case: it stays in the file and
+    its case (whichever it was) runs again."""
+    return frozenset(
+        (r.id, r.run) if r.connector is None else (r.id, r.run, r.connector)
+        for r in resumed.results
+        if r.id
+    )
+
+
+def _resume_columns(resumed: LoadedReport, config: EvalConfig, options: EvalOptions) -> None:
+    """``--resume`` of a matrix run without ``-c``/``--matrix``: the matrix goes on with the
+    columns its header lists."""
+    columns = header_connectors(resumed.header)
+    if columns and not (config.connectors or config.connector):
+        config.connectors = tuple(columns)
+        options.connectors = columns
 
 
 def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
