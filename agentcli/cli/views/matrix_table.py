@@ -41,20 +41,22 @@ class MatrixTable(Block):
     def lines(self) -> list[Text]:
         """The title, then the table (or, when it is too wide, the cases one by one)."""
         grid = self.grid
-        title = (
-            f"\n  Matrix: {_cases(len(grid.rows))} × {len(grid.connectors)} connectors"
-            f" (a case {_MODE_WORDS[self.mode]})"
-        )
+        title = f"  Matrix: {_cases(len(grid.rows))} × {len(grid.connectors)} connectors"
+        rule = f"(a case {_MODE_WORDS[self.mode]})"
         shown, passing, more = self._shown_rows()
         table = self._table(shown)
         fits = all(cell_len(line.plain) <= self.width for line in table)
-        lines = [Text(title, style="bold")]
+        lines = [Text("")]
+        if cell_len(title) + 1 + cell_len(rule) <= self.width:
+            lines.append(Text(f"{title} {rule}", style="bold"))
+        else:  # a narrow terminal: the rule on a line of its own
+            lines += [Text(title, style="bold"), Text(f"  {rule}", style="bold")]
         lines.extend(table if fits else self._listing(shown))
         if more:
-            lines.append(Text(f"  … {_cases(more)} more with a cell that did not pass "
-                              "(see the report: -o report.html)", style="bright_black"))  # fmt: skip
+            lines.append(Text(f"  … {_cases(more, 'more ')} with a cell that did not pass:"
+                              " see -o report.html", style="bright_black"))  # fmt: skip
         if passing:
-            lines.append(Text(f"  … {_cases(passing)} more passed on every connector",
+            lines.append(Text(f"  … {_cases(passing, 'more ')} passed on every connector",
                               style="bright_black"))  # fmt: skip
         return lines
 
@@ -141,9 +143,9 @@ class MatrixTable(Block):
         return lines
 
 
-def _cases(count: int) -> str:
-    """``1 test case``, ``3 test cases``."""
-    return f"{count} test case" if count == 1 else f"{count} test cases"
+def _cases(count: int, more: str = "") -> str:
+    """``1 test case``, ``3 test cases`` (``3 more test cases``)."""
+    return f"{count} {more}test case" + ("" if count == 1 else "s")
 
 
 def _row(cells: list[tuple[str, str]], widths: list[int]) -> Text:
