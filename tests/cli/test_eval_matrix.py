@@ -188,6 +188,10 @@ def test_reports_show_the_matrix_and_each_cell_drills_down_to_its_result(project
     text = (project / "r.md").read_text()
     assert "| `greet` | ✅ passed | [❌ failed](#result-2) | ✅ passed | ❌ failed |" in text
     assert '<a id="result-2"></a>\n\n### ❌ `greet` @ `scripted:b.yml`' in text
+    extract = CliRunner().invoke(app, ["extract", "out.jsonl", "-o", "cases"])
+    assert extract.exit_code == 0, extract.output
+    assert (project / "cases" / "greet @ scripted_b.yml.md").is_file()  # one file per cell
+    assert len(list((project / "cases").glob("*.md"))) == 6 + 1  # and the index
     junit = CliRunner().invoke(app, ["report", "out.jsonl", "-o", "r.xml"])
     assert (
         junit.exit_code == 0 and 'name="greet @ scripted:b.yml"' in (project / "r.xml").read_text()

@@ -176,10 +176,9 @@ def _matrix(view: MatrixView) -> str:
         tds.append(f"<td>{_badge(verdict)}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
     figures = grid.by_connector(view.min_pass_rate)
-    failing = len(grid.failing_cases(view.mode, view.min_pass_rate))
+    passed = grid.passed_cases(view.mode, view.min_pass_rate)
     totals = "".join(f'<td class="num">{f["passed"]}/{f["cases"]}</td>' for f in figures.values())
-    cases = len(grid.rows)
-    foot = f'<tr><th>Passed</th>{totals}<td class="num">{cases - failing}/{cases}</td></tr>'
+    foot = f'<tr><th>Passed</th>{totals}<td class="num">{passed}/{len(grid.rows)}</td></tr>'
     return (
         '<section id="matrix"><h2>Matrix</h2><table id="matrix-table">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"

@@ -128,15 +128,13 @@ def _matrix(view: MatrixView, results: list[CaseResult]) -> str:
             if target is not None and _has_details(results[target]):
                 text = f"[{text}](#result-{target + 1})"
             row.append(text)
-        passed = grid.case_passes(case_id, view.mode, view.min_pass_rate)
-        row.append(
-            f"{STATUS_ICONS['passed' if passed else 'failed']} {'passed' if passed else 'failed'}"
-        )
+        verdict = "passed" if grid.case_passes(case_id, view.mode, view.min_pass_rate) else "failed"
+        row.append(f"{STATUS_ICONS[verdict]} {verdict}")
         rows.append(row)
     figures = grid.by_connector(view.min_pass_rate)
-    failing, cases = len(grid.failing_cases(view.mode, view.min_pass_rate)), len(grid.rows)
+    passed = grid.passed_cases(view.mode, view.min_pass_rate)
     totals = [f"{f['passed']}/{f['cases']}" for f in figures.values()]
-    rows.append(["**Passed**", *totals, f"{cases - failing}/{cases}"])
+    rows.append(["**Passed**", *totals, f"{passed}/{len(grid.rows)}"])
     head = ["Case", *(code(c, in_table=True) for c in grid.connectors), f"Verdict ({view.mode})"]
     return table(head, rows)
 

@@ -126,6 +126,10 @@ class Matrix:
         """Case ids that fail under ``mode``, in grid order."""
         return [c for c in self.rows if not self.case_passes(c, mode, min_pass_rate)]
 
+    def passed_cases(self, mode: MatrixPass, min_pass_rate: float = 100.0) -> int:
+        """How many cases pass under ``mode``."""
+        return len(self.rows) - len(self.failing_cases(mode, min_pass_rate))
+
     def exit_code(self, mode: MatrixPass, min_pass_rate: float = 100.0) -> int:
         """1 when a case fails under ``mode``, else 0."""
         return 1 if self.failing_cases(mode, min_pass_rate) else 0
