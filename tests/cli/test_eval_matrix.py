@@ -208,3 +208,17 @@ def test_diff_compares_each_case_on_each_connector(project):
     assert "✗ bye @ scripted:a.yml: passed -> failed" in diff.output
     assert "✓ greet @ scripted:b.yml: failed -> passed" in diff.output
     assert "2 regressions, 1 fix" in diff.output
+
+
+def test_each_connector_records_and_replays_its_own_cassettes(project, openai_server):
+    assert eval_(*MATRIX, "--record", "-o", "rec.jsonl").exit_code == 1
+    folders = sorted(path.name for path in (project / "cassettes").iterdir())
+    assert len(folders) == 3 and folders[0].startswith("loop")
+    assert all((project / "cassettes" / name / "greet.jsonl").is_file() for name in folders)
+    served = len(openai_server.requests)
+    replay = eval_(*MATRIX, "--replay", "-o", "rep.jsonl")
+    assert replay.exit_code == 1, replay.output
+    assert len(openai_server.requests) == served  # the loop column answered from its cassettes
+    assert [(r.id, r.connector, r.status) for r in read_results(project / "rep.jsonl").results] == [
+        (r.id, r.connector, r.status) for r in read_results(project / "rec.jsonl").results
+    ]
