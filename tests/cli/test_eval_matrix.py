@@ -164,6 +164,13 @@ def test_resume_continues_the_matrix_with_the_columns_its_header_lists(project):
     ]
 
 
+def test_resume_with_other_columns_says_the_kept_cells_count_for_nothing(project):
+    assert eval_(*MATRIX, "-o", "full.jsonl").exit_code == 1
+    run = eval_("-c", A, "--resume", "full.jsonl")
+    assert "kept results of connectors this run does not run (loop, scripted:a.yml, " in run.output
+    assert "► [greet] hello there PASSED" in run.output  # the single-connector case ran
+
+
 def test_shards_of_a_matrix_merge_into_its_table_and_verdict(project):
     for index in (1, 2):
         shard = eval_(*MATRIX, "--shard", f"{index}/2", "-o", f"s{index}.jsonl")

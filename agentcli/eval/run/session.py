@@ -36,12 +36,7 @@ from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.results.matrix import Matrix, MatrixPass, header_connectors
 from agentcli.eval.results.merge import exit_code_for
-from agentcli.eval.results.model import (
-    CaseResult,
-    RunHeader,
-    RunSummary,
-    summary_from_counts,
-)
+from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summary_from_counts
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.columns import matrix_columns
 from agentcli.eval.run.dynamic import check_simulators
@@ -511,6 +506,7 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
+        _other_columns_warning(plan.resumed, config, view)
 
 
 def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> None:
@@ -842,6 +838,19 @@ def _done_cases(
         for r in resumed.results
         if r.id
     )
+
+
+def _other_columns_warning(resumed: LoadedReport, config: EvalConfig, view: EvalView) -> None:
+    """Kept results of connectors this run does not run (a matrix resumed with other
+    columns, or without one) count as done for no case: say so."""
+    running = set(config.connectors) if config.connectors else {None}
+    other = {r.connector for r in resumed.results if r.id and r.connector not in running}
+    if other:
+        names = ", ".join(sorted(name or "no matrix" for name in other))
+        view.warning(
+            f"kept results of connectors this run does not run ({names}) stay in the file; "
+            "no case counts as done because of them"
+        )
 
 
 def _resume_columns(resumed: LoadedReport, config: EvalConfig, options: EvalOptions) -> None:
