@@ -36,8 +36,12 @@ Examples (from the project folder):
 .json/.md/.html/.xml report also streams every result to FILE.jsonl beside it
 (report.html -> report.html.jsonl), which --resume and agent report read.
 
-Exit codes: 0 all passed, 1 a case failed/errored/timed out (or results could not be
-written mid-run), 2 bad input, 130 interrupted.
+-c given several times (or --matrix FILE) runs every case on each connector and ends
+with a case x connector table.
+
+Exit codes: 0 all passed, 1 a case failed/errored/timed out (in a matrix: any cell,
+or with --matrix-pass any a case no connector passed; or results could not be written
+mid-run), 2 bad input, 130 interrupted.
 """
 
 

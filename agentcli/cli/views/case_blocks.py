@@ -12,6 +12,7 @@ from agentcli.cli.views.text import STABILITY_STYLES, STATUS_STYLES, Block, deta
 from agentcli.eval.cases.model import input_text
 from agentcli.eval.checks.matching import output_text
 from agentcli.eval.reports._view import format_duration, format_k
+from agentcli.eval.results.model import cell_label
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
@@ -46,7 +47,7 @@ class ResultLine(CaseBlock):
         lines = [
             Text.assemble(
                 ("► ", "white"),
-                (f"[{result.id}] ", "white"),
+                (f"[{cell_label(result.id, result.connector)}] ", "white"),
                 (f"Run {self.run}: " if self.run else "", "white"),
                 (preview(shown_input), "bright_black"),
                 " " if shown_input.strip() else "",  # script tests have no input
@@ -112,7 +113,7 @@ class DynamicBlock(CaseBlock):
         reached = sum(1 for point in result.checkpoints or [] if point.reached)
         lines = [
             Text.assemble(
-                (f"► [{result.id}] ", "white"),
+                (f"► [{cell_label(result.id, result.connector)}] ", "white"),
                 (f"Run {self.run}: " if self.run else "", "white"),
                 (f"(dynamic, {total} checkpoints)", "cyan"),
             )
@@ -176,7 +177,7 @@ class StabilityLine(Block):
             )
         lines = [
             Text.assemble(
-                (f"[{stats.id}] ", "white"),
+                (f"[{cell_label(stats.id, stats.connector)}] ", "white"),
                 (f"{rate} ({stats.passed}/{stats.runs}) {label}", style),
                 (timing, "bright_black"),
             )

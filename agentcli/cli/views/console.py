@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from agentcli.eval.cases.model import Case
+    from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import RunSummary, Trace
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
@@ -163,6 +164,12 @@ class ConsoleView:
         """The summary block and the output path."""
         self.stop_progress()
         self.show(SummaryBlock(summary, output_path))
+
+    def matrix(self, grid: Matrix, mode: MatrixPass, min_pass_rate: float) -> None:
+        """The connector matrix, case by connector, after the summary."""
+        from agentcli.cli.views.matrix_table import MatrixTable
+
+        self.show(MatrixTable(grid, mode, min_pass_rate, width=self.console.width))
 
     def output_file(self, path: str) -> None:
         """Where the results went (already shown in the summary)."""

@@ -11,6 +11,7 @@ from agentcli.secrets import redact_data
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
+    from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import RunSummary, Trace
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
@@ -41,6 +42,8 @@ class JsonEvents:
             }
             if event.run:
                 data["run"] = event.run
+            if event.connector is not None:
+                data["connector"] = event.connector
             self.emit(data)
         elif event.case is not None and event.case.is_dynamic:
             self._dynamic(event)
@@ -52,6 +55,8 @@ class JsonEvents:
             }
             if event.run:
                 data["run"] = event.run
+            if event.connector is not None:
+                data["connector"] = event.connector
             self.emit(data)
         elif event.type == "test_result" and event.result is not None:
             result = event.result
@@ -63,6 +68,8 @@ class JsonEvents:
             }
             if event.run:
                 data["run"] = event.run
+            if result.connector is not None:
+                data["connector"] = result.connector
             if result.error:
                 data["error"] = result.error
             self.emit(data)
@@ -98,6 +105,8 @@ class JsonEvents:
             return
         if event.run:
             data["run"] = event.run
+        if event.connector is not None:
+            data["connector"] = event.connector
         self.emit(data)
 
     def header(self, title: str = "") -> None:
@@ -131,6 +140,10 @@ class JsonEvents:
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary event."""
         self.emit({"type": "summary", **summary.to_dict()})
+
+    def matrix(self, grid: Matrix, mode: MatrixPass, min_pass_rate: float) -> None:
+        """The connector matrix: every case's cells and verdict, per-connector figures."""
+        self.emit({"type": "matrix", **grid.to_dict(mode, min_pass_rate)})
 
     def output_file(self, path: str) -> None:
         """Where the results went."""

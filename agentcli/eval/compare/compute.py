@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from statistics import fmean
 
 from agentcli.eval.reports._view import failure_message, one_line, tool_calls_of, value_text
-from agentcli.eval.results.model import CaseResult, ToolCall
+from agentcli.eval.results.model import CaseResult, ToolCall, cell_label
 
 from .model import (
     METRICS,
@@ -57,15 +57,16 @@ def diff_runs(
 def _by_id(
     results: Iterable[CaseResult], label: str, notes: list[str]
 ) -> dict[str, list[CaseResult]]:
-    """Results grouped by case id, each group in run order; results without an id are left
-    out (they match no case), with a note."""
+    """Results grouped by case id (a matrix's by id and connector: ``id @ connector``), each
+    group in run order; results without an id are left out (they match no case), with a
+    note."""
     groups: dict[str, list[CaseResult]] = {}
     nameless = 0
     for result in results:
         if not result.id:
             nameless += 1
             continue
-        groups.setdefault(result.id, []).append(result)
+        groups.setdefault(cell_label(result.id, result.connector), []).append(result)
     for group in groups.values():
         group.sort(key=lambda result: result.run or 0)
     if nameless:

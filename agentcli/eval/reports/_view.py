@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.eval.results.codec import finite, to_json
-from agentcli.eval.results.model import CaseResult, RunSummary, ToolCall
+from agentcli.eval.results.matrix import (
+    Matrix,
+    MatrixCell,
+    MatrixPass,
+    header_connectors,
+    matrix_of,
+    matrix_pass_of,
+)
+from agentcli.eval.results.model import CaseResult, RunReport, RunSummary, ToolCall, cell_label
 from agentcli.eval.stats.stability import classify
 from agentcli.models.pricing import format_usd
 
@@ -225,8 +233,9 @@ def stability_view(item: dict[str, Any]) -> StabilityView:
         if key not in durations and _number(item.get(yao_key)) is not None:
             durations[key] = float(item[yao_key])
     details = item.get("run_details")
+    connector = item.get("connector")
     return StabilityView(
-        id=str(item.get("id", "")),
+        id=cell_label(str(item.get("id", "")), connector if isinstance(connector, str) else None),
         runs=runs,
         passed=passed,
         rate=rate,
@@ -263,6 +272,42 @@ def runs_by_id(results: list[CaseResult]) -> dict[str, list[CaseResult]]:
     pass over the results, however many cases."""
     runs: dict[str, list[CaseResult]] = {}
     for result in results:
-        if result.run is not None:
-            runs.setdefault(result.id, []).append(result)
+        if result.run is not None:  # a matrix's cases by their label, as stability_view's
+            runs.setdefault(cell_label(result.id, result.connector), []).append(result)
     return runs
+
+
+# -- connector matrix -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MatrixView:
+    """A report's connector matrix: the grid, its pass rule and threshold."""
+
+    grid: Matrix
+    mode: MatrixPass
+    min_pass_rate: float
+
+    def cell_text(self, cell: MatrixCell) -> str:
+        """A cell as the reports show it: its status, under ``--runs`` with its pass rate."""
+        threshold = self.grid.threshold(self.min_pass_rate)
+        status = cell.status(threshold)
+        if self.grid.runs_per_case <= 1 or cell.runs == 0:
+            return f"{STATUS_ICONS[status]} {status}"
+        rate = cell.rate() or 0.0
+        return f"{STATUS_ICONS[status]} {rate:.0f}% ({cell.passed}/{cell.runs})"
+
+    def target(self, cell: MatrixCell) -> int | None:
+        """The result a cell drills down to: its first that did not pass, else its first."""
+        return cell.failing if cell.failing is not None else cell.first
+
+
+def matrix_view(report: RunReport) -> MatrixView | None:
+    """The connector matrix of a report (``None`` when its results are no matrix's)."""
+    grid = matrix_of(report.results, header_connectors(report.header))
+    if grid is None:
+        return None
+    threshold = _number(report.summary.extra.get("min_pass_rate"))
+    return MatrixView(
+        grid, matrix_pass_of(report.header), 100.0 if threshold is None else threshold
+    )

@@ -36,6 +36,7 @@ from agentcli.eval.results.model import (
 
 from ._buffered import BufferedWriter
 from ._view import (
+    MatrixView,
     case_cost_text,
     cost_text,
     failure_message,
@@ -43,6 +44,7 @@ from ._view import (
     format_k,
     format_percent,
     input_text,
+    matrix_view,
     one_line,
     runs_by_id,
     stability_view,
@@ -134,6 +136,7 @@ def _case_row(index: int, result: CaseResult) -> str:
     checks = result.assertions
     passed = sum(1 for a in checks if a.passed)
     run = f" (run {_e(result.run)})" if result.run is not None else ""
+    run += _on(result)
     preview = one_line(input_text(result.input), 100)
     return (
         f'<tr data-index="{index}" data-status="{status}">'
@@ -143,6 +146,48 @@ def _case_row(index: int, result: CaseResult) -> str:
         f'<td class="num">{format_duration(result.duration_ms)}</td>'
         f'<td class="num">{f"{passed}/{len(checks)}" if checks else "-"}</td>'
         f'<td class="preview">{_e(preview)}</td></tr>'
+    )
+
+
+def _on(result: CaseResult) -> str:
+    """`` @ connector`` for a result of a connector matrix."""
+    if result.connector is None:
+        return ""
+    return f' @ <span class="connector">{_e(result.connector)}</span>'
+
+
+def _matrix(view: MatrixView) -> str:
+    """The connector matrix: a row per case, a column per connector; each cell links to
+    its result in the details (its first that did not pass), which it opens."""
+    grid = view.grid
+    head = "".join(
+        f"<th>{_e(h)}</th>" for h in ("Case", *grid.connectors, f"Verdict ({view.mode})")
+    )
+    rows = []
+    for case_id, cells in grid.rows.items():
+        tds = [f"<td><code>{_e(case_id)}</code></td>"]
+        for connector in grid.connectors:
+            cell = cells.get(connector)
+            if cell is None:
+                tds.append('<td class="num">-</td>')
+                continue
+            status = cell.status(grid.threshold(view.min_pass_rate))
+            text = _e(view.cell_text(cell))
+            target = view.target(cell)
+            if target is not None:
+                text = f'<a href="#case-{target}" data-open="case-{target}">{text}</a>'
+            tds.append(f'<td class="cell s-{status}" data-status="{status}">{text}</td>')
+        verdict = "passed" if grid.case_passes(case_id, view.mode, view.min_pass_rate) else "failed"
+        tds.append(f"<td>{_badge(verdict)}</td>")
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    figures = grid.by_connector(view.min_pass_rate)
+    passed = grid.passed_cases(view.mode, view.min_pass_rate)
+    totals = "".join(f'<td class="num">{f["passed"]}/{f["cases"]}</td>' for f in figures.values())
+    foot = f'<tr><th>Passed</th>{totals}<td class="num">{passed}/{len(grid.rows)}</td></tr>'
+    return (
+        '<section id="matrix"><h2>Matrix</h2><table id="matrix-table">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        f"<tfoot>{foot}</tfoot></table></section>"
     )
 
 
@@ -238,6 +283,7 @@ def _case_detail(index: int, result: CaseResult) -> str:
     """A collapsible section with everything about one case (open when it did not pass)."""
     status = result.status
     run = f" run {_e(result.run)}" if result.run is not None else ""
+    run += _on(result)
     body = []
     if status != "passed" and failure_message(result):
         body.append(
@@ -328,6 +374,9 @@ def render_html(report: RunReport) -> str:
         f'<header><h1>Agent Eval Report</h1><p class="sub">{subtitle}</p></header>',
         _cards(summary),
     ]
+    grid = matrix_view(report)
+    if grid is not None:
+        sections.append(_matrix(grid))
     if stability:
         sections.append(_stability(stability, results))
     sections.append(

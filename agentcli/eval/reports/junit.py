@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from agentcli.eval.results.model import CaseResult, RunReport
+from agentcli.eval.results.model import CaseResult, RunReport, cell_label
 
 from ._buffered import BufferedWriter
 from ._view import failure_message, value_text
@@ -40,7 +40,7 @@ def _details(result: CaseResult) -> str:
 
 def _testcase(result: CaseResult, classname: str) -> ET.Element:
     """One ``<testcase>`` with its outcome element and the output as system-out."""
-    name = result.id
+    name = cell_label(result.id, result.connector)
     if result.run is not None:
         name += f" run {result.run}"
     case = ET.Element(

@@ -8,11 +8,13 @@ from agentcli.eval.results.model import CaseResult, JsonObject, RunReport, RunSu
 from ._buffered import BufferedWriter
 from ._view import (
     STATUS_ICONS,
+    MatrixView,
     cost_text,
     format_duration,
     format_k,
     format_percent,
     input_text,
+    matrix_view,
     one_line,
     stability_view,
     summary_pass_rate,
@@ -71,6 +73,8 @@ def _cases(results: list[CaseResult]) -> str:
         name = code(result.id, in_table=True)
         if result.run is not None:
             name += f" (run {result.run})"
+        if result.connector is not None:
+            name += f" @ {code(result.connector, in_table=True)}"
         rows.append(
             [
                 str(index),
@@ -114,6 +118,39 @@ def _stability(items: list[JsonObject]) -> str:
     return table(head, rows)
 
 
+def _has_details(result: CaseResult) -> bool:
+    """Whether the report details the result (one that did not pass, or a conversation)."""
+    return result.status != "passed" or bool(result.turns)
+
+
+def _matrix(view: MatrixView, results: list[CaseResult]) -> str:
+    """The connector matrix: a row per case, a column per connector; a cell whose result
+    is detailed below links to it."""
+    grid = view.grid
+    rows = []
+    for case_id, cells in grid.rows.items():
+        row = [code(case_id, in_table=True)]
+        for connector in grid.connectors:
+            cell = cells.get(connector)
+            if cell is None:
+                row.append("-")
+                continue
+            text = escape(view.cell_text(cell))
+            target = view.target(cell)
+            if target is not None and _has_details(results[target]):
+                text = f"[{text}](#result-{target + 1})"
+            row.append(text)
+        verdict = "passed" if grid.case_passes(case_id, view.mode, view.min_pass_rate) else "failed"
+        row.append(f"{STATUS_ICONS[verdict]} {verdict}")
+        rows.append(row)
+    figures = grid.by_connector(view.min_pass_rate)
+    passed = grid.passed_cases(view.mode, view.min_pass_rate)
+    totals = [f"{f['passed']}/{f['cases']}" for f in figures.values()]
+    rows.append(["**Passed**", *totals, f"{passed}/{len(grid.rows)}"])
+    head = ["Case", *(code(c, in_table=True) for c in grid.connectors), f"Verdict ({view.mode})"]
+    return table(head, rows)
+
+
 def render_markdown(report: RunReport) -> str:
     """The whole report as one Markdown document."""
     results = report.results
@@ -121,13 +158,22 @@ def render_markdown(report: RunReport) -> str:
     environment = ordered(report.header.environment, ENVIRONMENT_KEYS)
     if environment:
         parts += ["## Environment", _pairs(environment)]
+    grid = matrix_view(report)
+    if grid is not None:
+        parts += ["## Matrix", _matrix(grid, results)]
     parts += ["## Cases", _cases(results) if results else "_No cases ran._"]
     if report.stability:
         parts += ["## Stability Analysis", _stability(report.stability)]
-    details = [r for r in results if r.status != "passed" or r.turns]
+    details = [(i, r) for i, r in enumerate(results, 1) if _has_details(r)]
     if details:
         parts.append("## Details")
-        parts += [case_markdown(r, 3, limit=_DETAIL_LIMIT).rstrip("\n") for r in details]
+        # An anchor before each (the matrix's cells link to them by the result's number).
+        parts += [
+            f'<a id="result-{i}"></a>\n\n' + case_markdown(r, 3, limit=_DETAIL_LIMIT).rstrip("\n")
+            if grid is not None
+            else case_markdown(r, 3, limit=_DETAIL_LIMIT).rstrip("\n")
+            for i, r in details
+        ]
     metadata = ordered(report.header.metadata, METADATA_KEYS)
     options = metadata.pop("options", None)
     if metadata:

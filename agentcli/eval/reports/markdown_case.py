@@ -191,6 +191,8 @@ def case_markdown(
     title = f"{head} {STATUS_ICONS[status]} {code(result.id)}"
     if result.run is not None:
         title += f" — run {result.run}"
+    if result.connector is not None:
+        title += f" @ {code(result.connector)}"
     facts = [
         f"**Status**: {status.upper()}",
         f"**Duration**: {format_duration(result.duration_ms)}",

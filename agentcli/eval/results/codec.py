@@ -14,8 +14,8 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
   [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]
-  [, otel][, sandbox]`` (``helper_usage``: ``{role: usage}`` of the judges and simulator the
-  case called)
+  [, otel][, sandbox][, connector]`` (``helper_usage``: ``{role: usage}`` of the judges and
+  simulator the case called; ``connector``: the matrix column, only in a matrix run)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -102,7 +102,8 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs", "helper_usage", "otel", "sandbox"))  # fmt: skip
+                          "attempts", "logs", "helper_usage", "otel", "sandbox",
+                          "connector"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -309,6 +310,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["otel"] = result.otel
     if result.sandbox is not None:
         data["sandbox"] = result.sandbox
+    if result.connector is not None:
+        data["connector"] = result.connector
     if result.extra:
         data.update(result.extra)
     return data
@@ -660,6 +663,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     assertions = read.objects("assertions") or []
     trace = read.of_type("trace", dict, "an object")
     helpers = read.of_type("helper_usage", dict, "an object")
+    connector = read.text("connector")
     result = CaseResult(
         id=case_id,
         status=status,
@@ -679,6 +683,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         helper_usage=None if helpers is None else _helper_usage(helpers, notes),
         otel=_otel_ids(read.of_type("otel", dict, "an object")),
         sandbox=read.text("sandbox"),
+        connector=connector or None,
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

@@ -44,7 +44,7 @@ from agentcli.eval.reports.markdown_case import (
     table,
 )
 from agentcli.eval.results.codec import result_dict, to_json
-from agentcli.eval.results.model import RunSummary
+from agentcli.eval.results.model import RunSummary, cell_label
 from agentcli.eval.results.reader import read_results
 
 __all__ = ["FORMATS", "extract", "safe_file_stem"]
@@ -177,7 +177,8 @@ def extract(
     for result in loaded.results:
         if result.id in stable_ids and result.run is not None:
             continue  # written inside its stability file
-        label = result.id if result.run is None else f"{result.id}-run-{result.run}"
+        name = cell_label(result.id, result.connector)  # a matrix's: one file per cell
+        label = name if result.run is None else f"{name}-run-{result.run}"
         target = names.path_for(label, suffix)
         body = (
             to_json(result_dict(result), indent=2) + "\n"

@@ -12,9 +12,12 @@ Policy:
   Results are ordered by the order ids first appear across the
   inputs (in the order given), each id's runs by run index, so the same inputs in the same
   order always give the same report.
-- A result is identified by ``(id, run)``. The same pair in two places is an error naming
-  both files; with ``allow_duplicates`` the later one (in input order) replaces the earlier
-  in place, with a warning.
+- A result is identified by ``(id, run)`` — in a connector matrix ``(id, connector, run)``:
+  the same case on two connectors is two cases. The same key in two places is an error
+  naming both files; with ``allow_duplicates`` the later one (in input order) replaces the
+  earlier in place, with a warning.
+- Results of a matrix (any result naming its connector) get the matrix recomputed too:
+  ``summary.matrix`` and the exit code by the first input's ``--matrix-pass``.
 - The summary is recomputed by ``summarize`` over the merged results; when any result has a
   ``run`` index the stability figures are recomputed from the runs too (results without one
   count as a single run of their case) and stability results given without runs are dropped
@@ -34,7 +37,21 @@ from pathlib import Path
 from agentcli.errors import ConfigError
 from agentcli.eval.reports import LoadedReport, RedactingWriter, writer_for
 from agentcli.eval.results.codec import finite
-from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary, summarize
+from agentcli.eval.results.matrix import (
+    Matrix,
+    MatrixPass,
+    header_connectors,
+    matrix_of,
+    matrix_pass_of,
+)
+from agentcli.eval.results.model import (
+    CaseResult,
+    JsonObject,
+    RunHeader,
+    RunSummary,
+    cell_label,
+    summarize,
+)
 from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
 
 __all__ = ["MergedReport", "exit_code_for", "merge_files", "merge_reports", "write_merged"]
@@ -51,13 +68,18 @@ class MergedReport:
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     min_pass_rate: float = 100.0
+    matrix: Matrix | None = None  # results of a connector matrix: its grid
+    matrix_pass: MatrixPass = "all"
 
     def stability_results(self) -> list[JsonObject]:
         """The stability results in report form."""
         return [stats.to_dict() for stats in self.stability]
 
     def exit_code(self) -> int:
-        """The eval exit code of the merged results (see ``exit_code_for``)."""
+        """The eval exit code of the merged results (see ``exit_code_for``; a matrix's by
+        its cells and ``--matrix-pass``)."""
+        if self.matrix is not None:
+            return self.matrix.exit_code(self.matrix_pass, self.min_pass_rate)
         return exit_code_for(self.summary, self.stability, self.min_pass_rate)
 
 
@@ -116,6 +138,10 @@ def merge_reports(
     if any(case.run is not None for case in cases):
         stability = _stability(cases)
         summary.extra.update(stability_summary(stability, min_pass_rate=min_pass_rate))
+    grid = matrix_of(cases, header_connectors(loaded[0].header))
+    mode = matrix_pass_of(loaded[0].header)
+    if grid is not None:
+        summary.extra["matrix"] = grid.summary(mode, min_pass_rate)
     else:
         warnings += [
             f"{name}: {len(report.stability_results)} stability result(s) without per-run "
@@ -131,6 +157,8 @@ def merge_reports(
         sources=names,
         warnings=warnings,
         min_pass_rate=min_pass_rate,
+        matrix=grid,
+        matrix_pass=mode,
     )
 
 
@@ -178,7 +206,7 @@ def _merged_results(
     loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
 ) -> list[tuple[int, CaseResult]]:
     """``(input index, result)`` pairs, de-duplicated and in the documented order."""
-    kept: dict[tuple[_Slot, int | None], tuple[int, CaseResult]] = {}
+    kept: dict[tuple[_Slot, str | None, int | None], tuple[int, CaseResult]] = {}
     first_seen: dict[_Slot, int] = {}
     for source, report in enumerate(loaded):
         for position, result in enumerate(report.results):
@@ -187,13 +215,14 @@ def _merged_results(
             case_id, run = result.id, result.run
             slot: _Slot = case_id or ("no id", source, position)
             first_seen.setdefault(slot, len(first_seen))
-            key = (slot, run)
+            key = (slot, result.connector, run)
             if key in kept:
                 earlier = names[kept[key][0]]
                 where = f"in both {earlier} and {names[source]}"
                 if earlier == names[source]:
                     where = f"twice in {earlier}"
-                what = f"result {case_id!r}" + (f" run {run}" if run is not None else "")
+                what = f"result {cell_label(case_id, result.connector)!r}"
+                what += f" run {run}" if run is not None else ""
                 if not allow_duplicates:
                     raise ConfigError(
                         f"cannot merge: {what} appears {where}",
@@ -202,16 +231,23 @@ def _merged_results(
                 warnings.append(f"{what} appears {where}; the one from {names[source]} is kept")
             kept[key] = (source, result)
     # Python's sort is stable, so equal keys keep their first-appearance order.
-    order = sorted(kept, key=lambda key: (first_seen[key[0]], 0 if key[1] is None else key[1]))
+    # A case's cells keep the order their first results came in (a matrix's columns).
+    columns: dict[str | None, int] = {}
+    for key in kept:
+        columns.setdefault(key[1], len(columns))
+    order = sorted(
+        kept,
+        key=lambda key: (first_seen[key[0]], columns[key[1]], 0 if key[2] is None else key[2]),
+    )
     return [kept[key] for key in order]
 
 
 def _stability(cases: list[CaseResult]) -> list[CaseStability]:
     """Per-case stability figures, cases in the results' order."""
-    runs: dict[str, list[CaseResult]] = {}
+    runs: dict[tuple[str, str | None], list[CaseResult]] = {}
     for case in cases:
-        runs.setdefault(case.id, []).append(case)
-    return [stability_for_case(case_id, case_runs) for case_id, case_runs in runs.items()]
+        runs.setdefault(case.cell, []).append(case)
+    return [stability_for_case(cell[0], case_runs, cell[1]) for cell, case_runs in runs.items()]
 
 
 def _duration(report: LoadedReport) -> int:

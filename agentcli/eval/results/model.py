@@ -36,6 +36,7 @@ __all__ = [
     "Trace",
     "Turn",
     "Usage",
+    "cell_label",
     "summarize",
     "summary_from_counts",
     "CostTotals",
@@ -155,6 +156,9 @@ class CaseResult:
     helper_usage: dict[str, Usage] | None = None
     otel: dict[str, str] | None = None  # --otel: the case span's {trace_id, span_id}
     sandbox: str | None = None  # the case's workspace, when kept (--keep-sandboxes)
+    # The matrix column (``-c`` given several times, ``--matrix``) that ran it; None
+    # outside a matrix, so single-connector results are written as they always were.
+    connector: str | None = None
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 
@@ -175,6 +179,12 @@ class CaseResult:
         usages += list((self.helper_usage or {}).values())
         known = [usage.cost for usage in usages if usage.cost is not None]
         return sum(known) if known else None
+
+    @property
+    def cell(self) -> tuple[str, str | None]:
+        """What identifies the case this result belongs to: its id and (in a matrix) its
+        connector; runs of one cell share it."""
+        return self.id, self.connector
 
     def to_dict(self) -> JsonObject:
         """JSON form in Yao's Result key order (optional keys left out when empty)."""
@@ -258,6 +268,12 @@ class RunReport:
     results: list[CaseResult]
     summary: RunSummary
     stability: list[JsonObject] = field(default_factory=list)
+
+
+def cell_label(case_id: str, connector: str | None) -> str:
+    """How messages and reports name a case of a matrix: ``id @ connector`` (the id alone
+    outside one)."""
+    return case_id if connector is None else f"{case_id} @ {connector}"
 
 
 def summarize(

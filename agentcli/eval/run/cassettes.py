@@ -36,6 +36,11 @@ class Cassettes:
         suffix = f"@{run}" if run is not None else ""
         return self.folder / f"{name}{suffix}.jsonl"
 
+    def column(self, connector: str) -> Cassettes:
+        """The cassettes of one column of a connector matrix: a folder of their own (named
+        as a case would be), so each connector records and replays its own calls."""
+        return Cassettes(self.path_for(connector, None).with_suffix(""), self.mode)
+
     def open(self, case_id: str, run: int | None) -> Cassette:
         """The cassette of one case (one run of it)."""
         return Cassette.open(self.path_for(case_id, run), self.mode, case_id, run)

@@ -10,7 +10,7 @@ Kept light on purpose: ``agent eval --help`` imports this module and nothing els
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import Field, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_type_hints
 
@@ -66,6 +66,9 @@ class OptionSpec:
     bare: str | None = None
     # Recorded in the header only when given (headers of runs without it stay as they were).
     header_when_set: bool = False
+    # The flag may be given more than once; given so, its values go to this field (a list)
+    # and the option itself stays unset (``-c a -c b``: a connector matrix).
+    repeated_into: str | None = None
 
     @property
     def label(self) -> str:
@@ -76,7 +79,7 @@ class OptionSpec:
         return "/".join(short + long[-1:])
 
 
-def flag(*flags: str, help: str, **spec: Any) -> dict[str, OptionSpec]:
+def flag(*flags: str, help: str = "", **spec: Any) -> dict[str, OptionSpec]:
     """The ``metadata`` of an ``EvalOptions`` field: its ``OptionSpec`` (a flag with
     ``choices`` parses to one of them)."""
     if spec.get("choices") and "parse" not in spec:
@@ -141,9 +144,37 @@ class EvalOptions:
         metadata=flag(
             "-c",
             "--connector",
-            help="Override the connector.",
+            help="Override the connector; given several times, run every case on each (a matrix).",
             per_case=PerCase("options.connector", wins="flag"),
             header="connector",
+            repeated_into="connectors",
+        ),
+    )
+    # The columns of a connector matrix (-c given several times, or --matrix): every case
+    # runs once on each. Empty outside a matrix.
+    connectors: list[str] = field(
+        default_factory=list, metadata=flag(header="connectors", header_when_set=True)
+    )
+    matrix: str | None = field(
+        default=None,
+        metadata=flag(
+            "--matrix",
+            help="Run every case on each of these connectors: a file listing them (matrix.yml)"
+            " or names joined by commas (gpt-4o,local,scripted).",
+            message=False,
+        ),
+    )
+    matrix_pass: str = field(
+        default="all",
+        metadata=flag(
+            "--matrix-pass",
+            help="In a matrix: all (a case passes when it passes on every connector) or any"
+            " (on one).",
+            message=False,
+            choices=("all", "any"),
+            text_default="all",
+            header="matrix_pass",
+            header_when_set=True,
         ),
     )
     user: str | None = field(
@@ -435,13 +466,28 @@ class EvalOptions:
             spec = spec_of(item)
             if spec.flags and item.name in values:
                 value = values[item.name]
+                if spec.repeated_into is not None and isinstance(value, list | tuple):
+                    if len(value) > 1:  # given several times: the values go elsewhere
+                        parsed[spec.repeated_into] = list(value)
+                        continue
+                    value = value[0] if value else None
                 parsed[item.name] = spec.parse(value) if spec.parse and value is not None else value
         return cls(**parsed)
 
 
 def _header_value(value: Any) -> Any:
-    """A value as the header's JSON holds it (a path as its text)."""
+    """A value as the header's JSON holds it (a path or a fault plan as its text, a list as
+    a copy)."""
+    if isinstance(value, list):
+        return list(value)
     return str(value) if isinstance(value, Path | FaultPlan) else value
+
+
+def _default(item: Field[Any]) -> Any:
+    """A field's default value (made by its factory, when it has one)."""
+    if item.default is MISSING and item.default_factory is not MISSING:
+        return item.default_factory()
+    return item.default
 
 
 def spec_of(item: Field[Any]) -> OptionSpec:
@@ -467,7 +513,9 @@ def flag_fields(options: type[EvalOptions] = EvalOptions) -> Iterator[FlagField]
         spec = spec_of(item)
         if not spec.flags:
             continue
-        if spec.parse is not None:
+        if spec.repeated_into is not None:  # the flag may repeat: click collects a list
+            yield FlagField(item.name, list[str] | None, None, spec)
+        elif spec.parse is not None:
             yield FlagField(item.name, str, spec.text_default, spec)
         else:
             yield FlagField(item.name, hints[item.name], item.default, spec)
@@ -497,7 +545,7 @@ def header_options(options: EvalOptions) -> dict[str, Any]:
         spec.header: _header_value(getattr(options, item.name))
         for item in fields(options)
         if (spec := spec_of(item)).header is not None
-        and not (spec.header_when_set and getattr(options, item.name) == item.default)
+        and not (spec.header_when_set and getattr(options, item.name) == _default(item))
     }
     first = [key for key in _HEADER_ORDER if key in recorded]
     return {key: recorded[key] for key in [*first, *(k for k in recorded if k not in first)]}

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli import otel
@@ -25,7 +25,7 @@ from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOpti
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
-from agentcli.eval.results.model import CaseResult
+from agentcli.eval.results.model import CaseResult, cell_label
 from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
@@ -86,8 +86,27 @@ class EvalConfig:
     seed: int | None = None  # --seed: ids per case from it, and ``seed`` for providers
     faults: FaultPlan | None = None  # --faults (a case's tools.faults wins)
     retries: int = 0  # re-runs of a case that ended in error (not failed)
-    done: frozenset[tuple[str, int | None]] = frozenset()  # (id, run) kept from --resume
     keep_sandboxes: bool = False  # --keep-sandboxes: leave each case's workspace behind
+    # (id, run) kept from --resume; in a matrix (id, run, connector)
+    done: frozenset[tuple[str, int | None] | tuple[str, int | None, str]] = frozenset()
+    # A connector matrix: every case runs on each of these (empty: on ``connector``)
+    connectors: tuple[str, ...] = ()
+
+    def columns(self) -> dict[str | None, EvalConfig]:
+        """The config each matrix column runs with: this one with the column's connector
+        (and its own cassettes); outside a matrix, this one alone."""
+        if not self.connectors:
+            return {None: self}
+        cassettes = self.cassettes
+        return {
+            name: replace(
+                self,
+                connector=name,
+                connectors=(),
+                cassettes=cassettes.column(name) if cassettes is not None else None,
+            )
+            for name in self.connectors
+        }
 
     def identity(self, case: Case | None = None) -> tuple[str, str, str]:
         """Locale, user and team of a case (or of the run): the CLI's, else the case's, else
@@ -175,6 +194,7 @@ class EvalRunner:
         config: EvalConfig,
         *,
         executor: CaseExecutor | None = None,
+        executor_for: Callable[[EvalConfig], CaseExecutor] | None = None,
         on_event: Callable[[RunEvent], None] = lambda event: None,
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
@@ -187,9 +207,17 @@ class EvalRunner:
         self._reorder = _Reorder(self._deliver)
         self._on_result = on_result
         self.hooks = HookRunner(config.assistant.package)
-        self._executor_for = (
-            _case_file_executors(config, self.hooks) if executor is None else lambda case: executor
-        )
+        # One config and executor per matrix column (one, outside a matrix): a column's
+        # cases reach its connector through them, and nothing else changes per column.
+        self._columns = config.columns()
+        self._executors: dict[str | None, Callable[[Case], CaseExecutor]] = {}
+        for name, column in self._columns.items():
+            if executor_for is not None:
+                self._executors[name] = _always(executor_for(column))
+            elif executor is not None:
+                self._executors[name] = _always(executor)
+            else:
+                self._executors[name] = _case_file_executors(column, self.hooks)
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None
@@ -241,7 +269,9 @@ class EvalRunner:
             hook.add_done_callback(_ignore_outcome)
             self.log(f"{what} was still running when the run stopped: left behind", "warning")
 
-    def _printer(self, case: Case | None, run: int | None) -> Callable[[str, str], None]:
+    def _printer(
+        self, case: Case | None, run: int | None, column: str | None = None
+    ) -> Callable[[str, str], None]:
         """Turns a line that code printed into an ``output`` event (or, outside a case, a log
         line), delivered on the loop's thread even when a hook's thread printed it."""
         loop = asyncio.get_running_loop()
@@ -252,7 +282,9 @@ class EvalRunner:
                 event = RunEvent("log", level="info", message=line)
             else:
                 where: Stream = "stderr" if stream == "stderr" else "stdout"
-                event = RunEvent("output", case=case, run=run, message=line, stream=where)
+                event = RunEvent(
+                    "output", case=case, run=run, message=line, stream=where, connector=column
+                )
             if threading.get_ident() == loop_thread:
                 self.on_event(event)
                 return
@@ -264,13 +296,21 @@ class EvalRunner:
         return on_line
 
     async def _captured(
-        self, case: Case, run: int | None, body: Callable[[], Awaitable[CaseResult]]
+        self,
+        case: Case,
+        run: int | None,
+        column: str | None,
+        body: Callable[[], Awaitable[CaseResult]],
     ) -> CaseResult:
         """``body``'s result with what the case's code printed as its ``logs`` and what its
         helpers spent, between the ``test_start`` and ``test_result`` events."""
-        self.on_event(RunEvent("test_start", case=case, run=run))
-        sink = OutputSink(self._printer(case, run))
-        attributes = {"agentcli.case.id": case.id, "agentcli.case.run": run}
+        self.on_event(RunEvent("test_start", case=case, run=run, connector=column))
+        sink = OutputSink(self._printer(case, run, column))
+        attributes = {
+            "agentcli.case.id": case.id,
+            "agentcli.case.run": run,
+            "agentcli.connector": column,
+        }
         with (
             otel.span(f"eval case {case.id}", attributes) as traced,
             capturing(sink),
@@ -286,7 +326,7 @@ class EvalRunner:
                 traced.fail(result.error or result.status)
         result.logs = logs or None
         result.helper_usage = spent or None
-        self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+        self.on_event(RunEvent("test_result", case=case, run=run, result=result, connector=column))
         return result
 
     async def _call_run_hook(self, label: str, ref: str, *args: Any) -> Any:
@@ -321,31 +361,46 @@ class EvalRunner:
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
+        # A job is one run of a case on one column: the case's cells side by side, so a
+        # case's results stay together in the file whatever --parallel does.
+        columns = list(self._columns)
         jobs = enumerate(
-            (case, run)
+            (case, column, run)
             for case in selected
+            for column in columns
             for run in range(1, config.runs + 1)
-            if (case.id, run if config.runs > 1 else None) not in config.done
+            if _job_key(case.id, run if config.runs > 1 else None, column) not in config.done
         )
         running: set[asyncio.Task[CaseResult]] = set()
 
         budget = self.budget
 
         async def worker() -> None:
-            for index, (case, run) in jobs:  # one shared iterator: every job is taken once
+            for index, (case, column, run) in jobs:  # one shared iterator: every job once
                 if self._stop.is_set():
                     return
                 run_index = run if config.runs > 1 else None
                 refusal = budget.refusal(len(running)) if budget is not None else None
                 if refusal is not None:  # --max-cost: the rest are skipped, saying why
                     result = CaseResult(
-                        id=case.id, status="skipped", input=case.input, error=refusal, run=run_index
+                        id=case.id,
+                        status="skipped",
+                        input=case.input,
+                        error=refusal,
+                        run=run_index,
+                        connector=column,
                     )
-                    self.on_event(RunEvent("test_start", case=case, run=run_index))
-                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+                    self.on_event(
+                        RunEvent("test_start", case=case, run=run_index, connector=column)
+                    )
+                    self.on_event(
+                        RunEvent(
+                            "test_result", case=case, run=run_index, result=result, connector=column
+                        )
+                    )
                     self._reorder.add(index, result)
                     continue
-                task = asyncio.create_task(self._run_with_retries(case, run_index))
+                task = asyncio.create_task(self._run_with_retries(case, run_index, column))
                 running.add(task)
                 task.add_done_callback(running.discard)
                 try:
@@ -360,13 +415,19 @@ class EvalRunner:
                         input=case.input,
                         error="cancelled by --fail-fast",
                         run=run_index,
+                        connector=column,
                     )
-                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
+                    self.on_event(
+                        RunEvent(
+                            "test_result", case=case, run=run_index, result=result, connector=column
+                        )
+                    )
                 if budget is not None:
                     budget.add(result.cost)
                 self._reorder.add(index, result)
                 if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
-                    self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
+                    failed_case = cell_label(case.id, column)
+                    self.log(f"Stopping due to --fail-fast (failed: {failed_case})", "warning")
                     self._stop.set()
                     for other in running:
                         other.cancel()
@@ -401,56 +462,66 @@ class EvalRunner:
         except AgentCliError as error:
             self.log(f"afterAll script failed: {error}", "warning")
 
-    async def _run_with_retries(self, case: Case, run: int | None) -> CaseResult:
+    async def _run_with_retries(
+        self, case: Case, run: int | None, column: str | None = None
+    ) -> CaseResult:
         """``run_case``, re-run while it ends in ``error`` and ``--retries`` allow."""
-        result = await self.run_case(case, run)
+        result = await self.run_case(case, run, column)
         attempts = 1
         while result.status == "error" and attempts <= self.config.retries:
             attempts += 1
             self.log(
-                f"retrying [{case.id}] (attempt {attempts}/{self.config.retries + 1}): {result.error}",
+                f"retrying [{cell_label(case.id, column)}] (attempt {attempts}/"
+                f"{self.config.retries + 1}): {result.error}",
                 "warning",
             )
-            result = await self.run_case(case, run)
+            result = await self.run_case(case, run, column)
         if attempts > 1:
             result.attempts = attempts
         return result
 
     # -- one case ----------------------------------------------------------------------
 
-    async def run_case(self, case: Case, run: int | None = None) -> CaseResult:
-        """Run one case (Before -> agent -> assertions -> After) into a result."""
+    async def run_case(
+        self, case: Case, run: int | None = None, column: str | None = None
+    ) -> CaseResult:
+        """Run one case (Before -> agent -> assertions -> After) into a result; in a
+        matrix, on the connector of ``column``, which the result records."""
         if case.skip:
-            self.on_event(RunEvent("test_start", case=case, run=run))
-            result = CaseResult(id=case.id, status="skipped", input=case.input, run=run)
-            self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+            self.on_event(RunEvent("test_start", case=case, run=run, connector=column))
+            result = CaseResult(
+                id=case.id, status="skipped", input=case.input, run=run, connector=column
+            )
+            self.on_event(
+                RunEvent("test_result", case=case, run=run, result=result, connector=column)
+            )
             return result
-        return await self._captured(case, run, lambda: self._in_world(case, run))
+        return await self._captured(case, run, column, lambda: self._in_world(case, run, column))
 
-    async def _in_world(self, case: Case, run: int | None) -> CaseResult:
+    async def _in_world(self, case: Case, run: int | None, column: str | None) -> CaseResult:
         """The case with its tool world active (its stubs and faults), when it has one."""
         world = world_for(case.tools, self.config.faults, case.id, run)
         if world is None:
-            return await self._taped(case, run)
+            return await self._taped(case, run, column)
         with intercepting(world):
-            return await self._taped(case, run)
+            return await self._taped(case, run, column)
 
-    async def _taped(self, case: Case, run: int | None) -> CaseResult:
+    async def _taped(self, case: Case, run: int | None, column: str | None) -> CaseResult:
         """The case with its cassette active (``--record`` / ``--replay``), saved after a
         recording (a cassette that cannot be written is a warning, the result stands), and
         its ids seeded under ``--seed``."""
-        cassettes, seed = self.config.cassettes, self.config.seed
+        cassettes, seed = self._columns[column].cassettes, self.config.seed
         # --seed: this case's ids (and its chat's) come from the seed, the case and the run
         given = None if seed is None else f"{seed}:{case.id}:{run or 1}"
         if cassettes is None:
             with seeded(given):
-                return await self._run_with_hooks(case, run)
+                return await self._run_with_hooks(case, run, column)
         cassette = cassettes.open(case.id, run)
         try:
             # Under a cassette the ids are always seeded, by a seed it keeps: a replay gives
             # the hooks the chat and message ids the recorded run had.
             with tape.use(cassette), seeded(tape.case_seed(given)):
-                return await self._run_with_hooks(case, run)
+                return await self._run_with_hooks(case, run, column)
         finally:
             if cassette.records:
                 try:
@@ -458,7 +529,7 @@ class EvalRunner:
                 except OSError as error:
                     self.log(f"cassette of {case.id} not written: {error.strerror}", "warning")
 
-    async def _run_with_hooks(self, case: Case, run: int | None) -> CaseResult:
+    async def _run_with_hooks(self, case: Case, run: int | None, column: str | None) -> CaseResult:
         """Before, the executor, After: an interrupted case still runs its After hook."""
         started = time.perf_counter()
         hook_ctx = self.config.hook_context(case)
@@ -471,11 +542,14 @@ class EvalRunner:
                 await self._after_cancelled_before(case, hook_ctx, before)
                 raise
             except AgentCliError as error:
-                return error_result(case, run, f"before script failed: {error}", started)
-        executor = self._executor_for(case)
+                failure = error_result(case, run, f"before script failed: {error}", started)
+                failure.connector = column
+                return failure
+        executor = self._executors[column](case)
         timeout = case.timeout or self.config.timeout
         try:
             result = await executor.execute(case, run, started=started, timeout=timeout)
+            result.connector = column
         except asyncio.CancelledError:
             if case.after:
                 after = asyncio.ensure_future(self._after(case, hook_ctx, None, before_data))
@@ -532,7 +606,21 @@ def _hook_summary(result: CaseResult) -> dict[str, Any]:
     }
     if result.run is not None:
         summary["run"] = result.run
+    if result.connector is not None:
+        summary["connector"] = result.connector
     return summary
+
+
+def _job_key(
+    case_id: str, run: int | None, column: str | None
+) -> tuple[str, int | None] | tuple[str, int | None, str]:
+    """How ``EvalConfig.done`` names a job: ``(id, run)``, in a matrix ``(id, run, connector)``."""
+    return (case_id, run) if column is None else (case_id, run, column)
+
+
+def _always(executor: CaseExecutor) -> Callable[[Case], CaseExecutor]:
+    """The executor of every case."""
+    return lambda case: executor
 
 
 def _ignore_outcome(future: asyncio.Future[Any]) -> None:

@@ -34,6 +34,7 @@ from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
+from agentcli.eval.results.matrix import Matrix, MatrixPass, header_connectors
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import (
     CaseResult,
@@ -44,6 +45,7 @@ from agentcli.eval.results.model import (
 )
 from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
+from agentcli.eval.run.columns import matrix_columns
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
@@ -140,6 +142,13 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
     )
     if spec.kind == "message":
         refuse_case_options(options)
+        if options.connectors:
+            raise ConfigError(
+                "-c given several times (a connector matrix) applies to a file of cases, "
+                "not to one message",
+                hint="give one -c for a message, or put it in a case file",
+            )
+    options.connectors = matrix_columns(options.connectors, options.matrix, cwd=options.cwd)
     if spec.kind == "script_tests" and spec.value.startswith("scripts."):
         assistants_root = find_assistants_root(options.cwd, options.root)
         folder, module = resolve_script_ref(spec.value, root=assistants_root, cwd=options.cwd)
@@ -224,6 +233,7 @@ async def _run_input(
             seed=options.seed,
             keep_sandboxes=options.keep_sandboxes,
             faults=options.faults,
+            connectors=tuple(options.connectors),
         )
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
@@ -295,13 +305,21 @@ def _preflight_connector(
     unknown connector is a usage error (exit 2), not N case errors; under ``--max-cost``
     each must have a price."""
     package = config.assistant.package
-    specs = {config.connector or case.connector or package.connector for case in cases}
-    specs.discard(None)
-    if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
-        raise ConfigError(
-            f"assistant {package.id!r} has no connector",
-            hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
-        )
+    specs: set[str | None]
+    if config.connectors:  # a matrix: its columns win over every case's own connector
+        specs = set(config.connectors)
+    else:
+        specs = {config.connector or case.connector or package.connector for case in cases}
+        specs.discard(None)
+        if (
+            not specs
+            and not os.environ.get("AGENT_CONNECTOR")
+            and not config.assistant.hooks.create
+        ):
+            raise ConfigError(
+                f"assistant {package.id!r} has no connector",
+                hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
+            )
     for spec in sorted(s for s in specs if s):
         model = config.registry.model(spec, package=package)
         if need_price and price_of(model) is None:
@@ -311,6 +329,8 @@ def _preflight_connector(
                 hint="add `price: {input_per_mtok: ..., output_per_mtok: ...}` (US$ per "
                 "million tokens) to the connector in connectors.yml",
             )
+    if config.connectors:
+        return ", ".join(config.connectors)
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
 
 
@@ -389,6 +409,7 @@ class RunPlan:
     kept: list[CaseResult] = field(default_factory=list)
     baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
     otel: dict[str, str] | None = None  # --otel: the run span's trace and span ids
+    columns: tuple[str, ...] = ()  # a connector matrix: the connectors every case runs on
 
 
 async def _run_cases(
@@ -468,10 +489,15 @@ def _plan(
     from agentcli.eval.reports import writer_for
 
     package = config.assistant.package
+    resumed = _resumed_results(options.resume) if options.resume else None
+    if resumed is not None:
+        _resume_columns(resumed, config, options)
     if suite is None:
         connector = _preflight_connector(
             config, cases.infos, need_price=options.max_cost is not None
         )
+    elif config.connectors:
+        connector = ", ".join(config.connectors)
     else:  # script tests call the agent only if they want to
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
@@ -481,8 +507,9 @@ def _plan(
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
-        config.cassettes.check([info.id for info in selected], config.runs)
-    resumed = _resumed_results(options.resume) if options.resume else None
+        for column in config.columns().values():
+            assert column.cassettes is not None
+            column.cassettes.check([info.id for info in selected], config.runs)
     baseline = _baseline(options)
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
@@ -510,6 +537,7 @@ def _plan(
         resumed=resumed,
         kept=kept,
         baseline=baseline,
+        columns=config.connectors,
     )
 
 
@@ -520,7 +548,11 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     run_filter, writer, kept = config.run_filter, plan.writer, plan.kept
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
-    if connector:
+    if config.connectors:
+        view.info(f"Matrix: {connector} ({len(config.connectors)} connectors per test case)")
+        if options.matrix_pass == "any":
+            view.info("Matrix pass: a case passes on any connector")
+    elif connector:
         view.info(f"Connector: {connector}" + (" (override)" if options.connector else ""))
     if suite is not None:
         view.info(f"Script: {input_label} ({_count(total, 'test function')})")
@@ -550,6 +582,7 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
+        _other_columns_warning(plan.resumed, config, view)
 
 
 def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> None:
@@ -630,26 +663,33 @@ class ResultTally:
         self.costs = CostTotals()
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
+        columns = plan.columns
         self.tracker = (
-            StabilityTracker(
-                [c.id for c in plan.selected], runs=runs, faults=_faulted(plan, faults)
-            )
-            if runs > 1
-            else None
+            StabilityTracker(runs=runs, faults=_faulted(plan, faults)) if runs > 1 else None
         )
+        if self.tracker is not None:
+            for info in plan.selected:
+                for column in columns or (None,):
+                    self.tracker.declare(info.id, column)
+        # A connector matrix: every cell's statuses, for its table and its exit code.
+        self.grid = Matrix(list(columns), runs_per_case=runs) if columns else None
         self._count_kept(plan.kept)
 
     def _count_kept(self, kept: list[CaseResult]) -> None:
         """The kept results of ``--resume`` count as if this run had them."""
-        counts, tracker = self.counts, self.tracker
-        tracked: set[tuple[str, int | None]] = set()
+        counts, tracker, grid = self.counts, self.tracker, self.grid
+        tracked: set[tuple[str, int | None, str | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
+            key = (previous.id, previous.run, previous.connector)
+            if not previous.id or key in tracked:
+                continue  # a run kept twice counts once in its case's figures
+            tracked.add(key)
             self.costs.add(previous)
-            key = (previous.id, previous.run)
-            if tracker is not None and previous.id and key not in tracked:
-                tracked.add(key)  # a run kept twice counts once in its case's figures
+            if tracker is not None:
                 tracker.add(previous)
+            if grid is not None:
+                grid.add(previous)
 
     def on_result(self, result: CaseResult) -> None:
         """A finished result: counted and written."""
@@ -658,6 +698,8 @@ class ResultTally:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
         self.costs.add(result)
+        if self.grid is not None:
+            self.grid.add(result)
         try:
             writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
@@ -673,7 +715,9 @@ class ResultTally:
         finished = tracker.add(result)
         if finished is not None:
             self.show_stability(finished)
-        return not tracker.can_still_reach(result.id, self.runs, self.min_pass_rate)
+        return not tracker.can_still_reach(
+            result.id, self.runs, self.min_pass_rate, connector=result.connector
+        )
 
 
 class CaseRun:
@@ -684,6 +728,7 @@ class CaseRun:
         self, config: EvalConfig, plan: RunPlan, options: EvalOptions, view: EvalView
     ) -> None:
         self.config, self.plan, self.options, self.view = config, plan, options, view
+        self.matrix_pass: MatrixPass = "any" if options.matrix_pass == "any" else "all"
         self.interrupted = False
         self.signals = 0
         self.grace = stop_grace()
@@ -703,9 +748,10 @@ class CaseRun:
             min_pass_rate=options.min_pass_rate,
             faults=options.faults,
         )
+        suite = plan.suite
         self.runner = EvalRunner(
             config,
-            executor=None if plan.suite is None else ScriptExecutor(config, plan.suite),
+            executor_for=None if suite is None else lambda column: ScriptExecutor(column, suite),
             on_event=lambda event: outbox.put(view.on_event, event),
             on_result=lambda result: outbox.put(tally.on_result, result),
             stop_when=tally.stop_when,
@@ -737,7 +783,8 @@ class CaseRun:
         """Run the plan's cases to their end, a stop or an interrupt."""
         view, runner = self.view, self.runner
         view.section("Running Tests")
-        view.start_progress(len(self.plan.selected) * self.config.runs)
+        columns = max(1, len(self.config.connectors))
+        view.start_progress(len(self.plan.selected) * self.config.runs * columns)
         clock = time.perf_counter()
         self.run_task = run_task = asyncio.ensure_future(runner.run(self.plan.cases))
         self.tally.stop_run = run_task.cancel
@@ -793,6 +840,8 @@ class CaseRun:
         if tracker is not None:
             summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
             summary.extra["runs_per_case"] = config.runs
+        if tally.grid is not None:
+            summary.extra["matrix"] = tally.grid.summary(self.matrix_pass, options.min_pass_rate)
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -813,6 +862,9 @@ class CaseRun:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
             return EXIT_USAGE
         view.summary(summary, str(output_path))
+        grid = self.tally.grid
+        if grid is not None:
+            view.matrix(grid, self.matrix_pass, options.min_pass_rate)
         write_failure = self.tally.write_failure
         if write_failure is not None:  # after the summary: the figures are true, a file is not
             raise write_failure
@@ -826,6 +878,8 @@ class CaseRun:
             )
             return EXIT_INTERRUPTED
         code = exit_code_for(summary, stability, options.min_pass_rate)
+        if grid is not None:  # a matrix: its cells decide, by --matrix-pass
+            code = grid.exit_code(self.matrix_pass, options.min_pass_rate)
         verdict = code  # the banner tells the cases' truth; --gate may decide the exit code
         if self.plan.baseline is not None:
             from agentcli.eval.compare.gate import gate_run
@@ -878,11 +932,39 @@ def _resumed_results(path: Path) -> LoadedReport:
     return read_results(path)
 
 
-def _done_cases(resumed: LoadedReport) -> frozenset[tuple[str, int | None]]:
-    """The ``(id, run)`` of every kept result, which the run skips. A result without a
-    usable id matches no case: it stays in the file and its case (whichever it was) runs
-    again."""
-    return frozenset((r.id, r.run) for r in resumed.results if r.id)
+def _done_cases(
+    resumed: LoadedReport,
+) -> frozenset[tuple[str, int | None] | tuple[str, int | None, str]]:
+    """The ``(id, run)`` of every kept result (in a matrix ``(id, run, connector)``), which
+    the run skips. A result without a usable id matches no case: it stays in the file and
+    its case (whichever it was) runs again."""
+    return frozenset(
+        (r.id, r.run) if r.connector is None else (r.id, r.run, r.connector)
+        for r in resumed.results
+        if r.id
+    )
+
+
+def _other_columns_warning(resumed: LoadedReport, config: EvalConfig, view: EvalView) -> None:
+    """Kept results of connectors this run does not run (a matrix resumed with other
+    columns, or without one) count as done for no case: say so."""
+    running = set(config.connectors) if config.connectors else {None}
+    other = {r.connector for r in resumed.results if r.id and r.connector not in running}
+    if other:
+        names = ", ".join(sorted(name or "no matrix" for name in other))
+        view.warning(
+            f"kept results of connectors this run does not run ({names}) stay in the file; "
+            "no case counts as done because of them"
+        )
+
+
+def _resume_columns(resumed: LoadedReport, config: EvalConfig, options: EvalOptions) -> None:
+    """``--resume`` of a matrix run without ``-c``/``--matrix``: the matrix goes on with the
+    columns its header lists."""
+    columns = header_connectors(resumed.header)
+    if columns and not (config.connectors or config.connector):
+        config.connectors = tuple(columns)
+        options.connectors = columns
 
 
 def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
+    from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import CaseResult, RunSummary, Trace
     from agentcli.eval.stats.stability import CaseStability
 
@@ -30,6 +31,7 @@ class RunEvent:
     level: LogLevel = "info"
     message: str = ""
     stream: Stream | None = None  # output only
+    connector: str | None = None  # the matrix column the case runs on (None outside one)
 
 
 class EvalView(Protocol):
@@ -64,6 +66,9 @@ class EvalView(Protocol):
 
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The run's figures."""
+
+    def matrix(self, grid: Matrix, mode: MatrixPass, min_pass_rate: float) -> None:
+        """A connector matrix's side-by-side table (case x connector), after the summary."""
 
     def output_file(self, path: str) -> None:
         """Where the results went."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.eval.results.codec import usage_dict
-from agentcli.eval.results.model import CaseResult, Usage
+from agentcli.eval.results.model import CaseResult, Usage, cell_label
 
 __all__ = [
     "CLASSES",
@@ -177,6 +177,7 @@ class CaseStability:
     duration: dict[str, float | None] = field(default_factory=lambda: duration_stats([]))
     usage: Usage = field(default_factory=Usage)
     faults: str | None = None  # the fault plan its runs ran under: pass^k is robustness
+    connector: str | None = None  # the matrix column of these runs (None outside a matrix)
 
     @property
     def exact_rate(self) -> float | None:
@@ -189,8 +190,8 @@ class CaseStability:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the writers' ``id .. duration`` keys first, then counts and usage
-        (and ``faults`` when the runs ran under them)."""
-        data = {
+        (and ``faults`` when the runs ran under them, the matrix column in a matrix)."""
+        data: dict[str, Any] = {
             "id": self.id,
             "runs": self.runs,
             "passed": self.passed,
@@ -209,14 +210,20 @@ class CaseStability:
         }
         if self.faults is not None:
             data["faults"] = self.faults
+        if self.connector is not None:
+            data["connector"] = self.connector
         return data
 
 
 def stability_for_case(
-    case_id: str, runs: Iterable[CaseResult], *, faults: str | None = None
+    case_id: str,
+    runs: Iterable[CaseResult],
+    connector: str | None = None,
+    *,
+    faults: str | None = None,
 ) -> CaseStability:
-    """The stability figures of one case from its run results (``faults``: the plan they
-    ran under)."""
+    """The stability figures of one case (of one matrix column) from its run results
+    (``faults``: the plan they ran under)."""
     # Every figure is order-free (counts, sorted durations, fsum of costs), so runs that
     # finished in any order give the same result.
     results = list(runs)
@@ -234,6 +241,7 @@ def stability_for_case(
         duration=duration_stats(counted),
         usage=_total_usage(_usage(result) for result in results),
         faults=faults,
+        connector=connector,
     )
     if n:
         low, high = wilson_interval(passed, n)
@@ -269,7 +277,9 @@ def stability_summary(
         "overall_pass_rate": round(passed_runs / total_runs * 100, 2) if total_runs else 0.0,
         "mean_pass_rate": round(mean, 2),
         "min_pass_rate": min_pass_rate,
-        "cases_below_threshold": [s.id for s in rated if not s.meets(min_pass_rate)],
+        "cases_below_threshold": [
+            cell_label(s.id, s.connector) for s in rated if not s.meets(min_pass_rate)
+        ],
     }
 
 
@@ -280,7 +290,8 @@ class StabilityTracker:
     """Collects runs as they finish (any order) and reports per-case figures deterministically.
 
     ``results()`` lists the declared case ids in declaration order, then any undeclared ids
-    sorted, so parallel runs finishing in any order give the same report.
+    sorted, so parallel runs finishing in any order give the same report. In a matrix a
+    case of each column is tracked on its own: the ``connector`` arguments name the column.
     """
 
     def __init__(
@@ -290,59 +301,69 @@ class StabilityTracker:
             raise ValueError(f"runs must be at least 1, got {runs}")
         self.runs = runs
         self.faults = faults or {}  # case id -> the fault plan its runs ran under
-        self._order: dict[str, int] = {}
-        self._runs: dict[str, dict[int, CaseResult]] = {}
+        self._order: dict[_Cell, int] = {}
+        self._runs: dict[_Cell, dict[int, CaseResult]] = {}
         for case_id in case_ids:
             self.declare(case_id)
 
-    def declare(self, case_id: str) -> None:
+    def declare(self, case_id: str, connector: str | None = None) -> None:
         """Fix the report position of ``case_id`` (a case generated during the run, say)."""
-        self._order.setdefault(case_id, len(self._order))
+        self._order.setdefault((case_id, connector), len(self._order))
 
     def add(self, result: CaseResult) -> CaseStability | None:
         """Record one finished run; returns the case's figures when that was its last run."""
-        case_id, run = result.id, result.run
-        runs = self._runs.setdefault(case_id, {})
+        cell, run = result.cell, result.run
+        runs = self._runs.setdefault(cell, {})
         index = run if run is not None else len(runs) + 1
         if index in runs:
-            raise ValueError(f"run {index} of case {case_id!r} was recorded twice")
+            raise ValueError(f"run {index} of case {cell_label(*cell)!r} was recorded twice")
         runs[index] = result
-        return self.stats(case_id) if self.done(case_id) else None
+        return self.stats(*cell) if self.done(*cell) else None
 
-    def done(self, case_id: str) -> bool:
+    def done(self, case_id: str, connector: str | None = None) -> bool:
         """True when every one of the case's ``runs`` runs has been recorded."""
-        return len(self._runs.get(case_id, {})) >= self.runs
+        return len(self._runs.get((case_id, connector), {})) >= self.runs
 
-    def stats(self, case_id: str) -> CaseStability:
+    def stats(self, case_id: str, connector: str | None = None) -> CaseStability:
         """The case's figures over the runs recorded so far."""
-        return stability_for_case(
-            case_id, self._runs.get(case_id, {}).values(), faults=self.faults.get(case_id)
-        )
+        runs = self._runs.get((case_id, connector), {}).values()
+        return stability_for_case(case_id, runs, connector, faults=self.faults.get(case_id))
 
     def can_still_reach(
-        self, case_id: str, runs_total: int | None = None, min_pass_rate: float = 100.0
+        self,
+        case_id: str,
+        runs_total: int | None = None,
+        min_pass_rate: float = 100.0,
+        connector: str | None = None,
     ) -> bool:
         """False when the case can no longer reach ``min_pass_rate`` even if every run left passes."""
-        recorded = list(self._runs.get(case_id, {}).values())
+        recorded = list(self._runs.get((case_id, connector), {}).values())
         statuses = [result.status for result in recorded]
         remaining = max(0, (runs_total or self.runs) - len(recorded))
         counted = len(statuses) - statuses.count("skipped") + remaining
         best_passed = statuses.count("passed") + remaining
         return counted == 0 or best_passed * 100 >= min_pass_rate * counted
 
-    def _ids(self) -> list[str]:
-        """Case ids with runs: declared ones in order, then the others sorted."""
-        declared = sorted((i for i in self._runs if i in self._order), key=self._order.__getitem__)
-        return declared + sorted(i for i in self._runs if i not in self._order)
+    def _cells(self) -> list[_Cell]:
+        """Cases with runs: declared ones in order, then the others sorted."""
+        declared = sorted((c for c in self._runs if c in self._order), key=self._order.__getitem__)
+        others = sorted((c for c in self._runs if c not in self._order), key=_sort_key)
+        return declared + others
 
     def results(self) -> list[CaseStability]:
         """Figures of every case with at least one run, in a deterministic order."""
-        return [self.stats(case_id) for case_id in self._ids()]
+        return [self.stats(*cell) for cell in self._cells()]
 
     def ordered_runs(self) -> list[CaseResult]:
         """Every recorded run, case by case (as ``results()``), each case by run index."""
         return [
-            self._runs[case_id][index]
-            for case_id in self._ids()
-            for index in sorted(self._runs[case_id])
+            self._runs[cell][index] for cell in self._cells() for index in sorted(self._runs[cell])
         ]
+
+
+_Cell = tuple[str, str | None]  # a case id and its matrix column (None outside a matrix)
+
+
+def _sort_key(cell: _Cell) -> tuple[str, str]:
+    """Undeclared cells sort by id, then column."""
+    return cell[0], cell[1] or ""

@@ -28,6 +28,8 @@ SCHEMA = Path(__file__).resolve().parents[3] / "agentcli" / "eval" / "cases" / "
 # A value other than the default for every field with flags, as the flag would give it.
 GIVEN = {
     "connector": "echo",
+    "matrix": "echo,scripted",
+    "matrix_pass": "any",
     "user": "u1",
     "team": "t1",
     "locale": "zh-cn",
@@ -127,7 +129,13 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
-    assert [flag.name for flag in parsed] == ["timeout", "record", "replay", "faults"]
+    assert [flag.name for flag in parsed] == [
+        "matrix_pass",
+        "timeout",
+        "record",
+        "replay",
+        "faults",
+    ]
     defaults = EvalOptions()
     for flag in parsed:
         assert flag.type is str
@@ -162,7 +170,8 @@ def test_flag_text_is_parsed_and_checked_where_it_is_read():
 
 def test_fields_without_flags_are_not_on_the_command_line():
     unflagged = {item.name for item in fields(EvalOptions) if not spec_of(item).flags}
-    assert unflagged == {"assistant", "input", "cwd"}
+    # connectors: the values of -c given several times (or of --matrix), set by the CLI
+    assert unflagged == {"assistant", "input", "cwd", "connectors"}
 
 
 # --- per case: the case-file key exists, and the runner lets the side the metadata names win
