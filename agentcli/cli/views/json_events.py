@@ -10,8 +10,11 @@ from agentcli.eval.cases.model import input_text
 from agentcli.secrets import redact_data
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.model import RunSummary, Trace
+    from agentcli.eval.run.recap import Failure
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -23,6 +26,7 @@ class JsonEvents:
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
+        self._failures: list[dict[str, Any]] = []
 
     def emit(self, data: dict[str, Any]) -> None:
         """Write one event line (secrets redacted)."""
@@ -128,9 +132,14 @@ class JsonEvents:
         """A case's stability figures, once its runs are done."""
         self.emit({"type": "stability", **stats.to_dict()})
 
+    def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
+        """Kept for the summary event's ``failures``."""
+        self._failures = [failure.to_dict() for failure in failures]
+
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
-        """The summary event."""
-        self.emit({"type": "summary", **summary.to_dict()})
+        """The summary event, with ``failures``: ``{id, status, reason, attribution}`` of
+        every case that did not pass."""
+        self.emit({"type": "summary", **summary.to_dict(), "failures": self._failures})
 
     def output_file(self, path: str) -> None:
         """Where the results went."""

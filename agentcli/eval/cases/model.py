@@ -46,6 +46,7 @@ class Assertion:
     mode: str | None = None
     arguments_mode: str | None = None
     scope: str | None = None
+    judge_samples: int | None = None  # agent: how many times the judge is asked
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -66,6 +67,7 @@ class Assertion:
             mode=obj.get("mode"),
             arguments_mode=obj.get("arguments_mode"),
             scope=obj.get("scope"),
+            judge_samples=_whole(obj.get("judge_samples")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,6 +86,8 @@ class Assertion:
             data["min"] = self.minimum
         if self.maximum is not None:
             data["max"] = self.maximum
+        if self.judge_samples is not None:
+            data["judge_samples"] = self.judge_samples
         return data
 
 

@@ -96,6 +96,8 @@ def field_problem(a: Assertion) -> str | None:
     if (a.minimum is not None or a.maximum is not None) and a.type != "steps":
         key = "min" if a.minimum is not None else "max"
         return f'"{key}" is only used by steps assertions, not {a.type}'
+    if a.judge_samples is not None and a.type != "agent":
+        return f'"judge_samples" is only used by agent assertions, not {a.type}'
     for key, choices in _TRAJECTORY_FIELDS.items():
         value = getattr(a, key)
         if value is None:

@@ -13,7 +13,7 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs]``
+  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, attribution]``
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -54,6 +54,7 @@ from datetime import datetime
 from typing import Any
 
 from agentcli.assistant.request import ToolCall
+from agentcli.choices import ATTRIBUTIONS, Attribution, one_of
 from agentcli.models.base import Usage
 
 from .model import (
@@ -100,7 +101,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
-                          "attempts", "logs"))  # fmt: skip
+                          "attempts", "logs", "attribution"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -301,6 +302,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["attempts"] = result.attempts
     if result.logs is not None:
         data["logs"] = result.logs
+    if result.attribution is not None:
+        data["attribution"] = result.attribution
     if result.extra:
         data.update(result.extra)
     return data
@@ -610,6 +613,17 @@ def _status(read: _Fields) -> Status:
     return "error"
 
 
+def _attribution(read: _Fields) -> Attribution | None:
+    """Who a failure is on, when the file says so with one of ``ATTRIBUTIONS`` (noted if not)."""
+    value = read.data.get("attribution")
+    if value is None:
+        return None
+    known = one_of(value, ATTRIBUTIONS)
+    if known is None:
+        read.note("attribution", f"is {_shown(value)} (not one of {'/'.join(ATTRIBUTIONS)})")
+    return known
+
+
 def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     """A result from its JSON form (ours or Yao's) and the notes of what was ignored."""
     notes: Notes = []
@@ -647,6 +661,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         checkpoints=checkpoints,
         attempts=attempts,
         logs=logs,
+        attribution=_attribution(read),
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

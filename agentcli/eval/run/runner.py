@@ -24,6 +24,7 @@ from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.attribution import RETRIED, attribute
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
@@ -266,6 +267,7 @@ class EvalRunner:
             finally:
                 logs = sink.close()
         result.logs = logs or None
+        attribute(result)  # who a failure is on, before anyone is shown it
         self.on_event(RunEvent("test_result", case=case, run=run, result=result))
         return result
 
@@ -369,10 +371,12 @@ class EvalRunner:
             self.log(f"afterAll script failed: {error}", "warning")
 
     async def _run_with_retries(self, case: Case, run: int | None) -> CaseResult:
-        """``run_case``, re-run while it ends in ``error`` and ``--retries`` allow."""
+        """``run_case``, re-run while ``--retries`` allow and its failure is one a second try
+        can help: ``infra`` (provider, network, timeout) or ``judge``, never the agent's own
+        nor the package's hooks and scripts (docs/eval.md, "Failure attribution")."""
         result = await self.run_case(case, run)
         attempts = 1
-        while result.status == "error" and attempts <= self.config.retries:
+        while result.attribution in RETRIED and attempts <= self.config.retries:
             attempts += 1
             self.log(
                 f"retrying [{case.id}] (attempt {attempts}/{self.config.retries + 1}): {result.error}",
@@ -430,7 +434,9 @@ class EvalRunner:
                 await self._after_cancelled_before(case, hook_ctx, before)
                 raise
             except AgentCliError as error:
-                return error_result(case, run, f"before script failed: {error}", started)
+                result = error_result(case, run, f"before script failed: {error}", started)
+                result.attribution = "harness"
+                return result
         executor = self._executor_for(case)
         timeout = case.timeout or self.config.timeout
         try:

@@ -41,6 +41,7 @@ from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
+from agentcli.eval.run.recap import Recap
 from agentcli.eval.run.request import (
     InputSpec,
     classify_input,
@@ -543,6 +544,7 @@ class ResultTally:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
         self.counts: dict[str, int] = {}
+        self.recap = Recap()
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         self.tracker = (
@@ -556,6 +558,7 @@ class ResultTally:
         tracked: set[tuple[str, int | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
+            self.recap.add(previous)
             key = (previous.id, previous.run)
             if tracker is not None and previous.id and key not in tracked:
                 tracked.add(key)  # a run kept twice counts once in its case's figures
@@ -567,6 +570,7 @@ class ResultTally:
         if self.write_failure is not None:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
+        self.recap.add(result)
         try:
             writer.add(result)
         except OutputError as error:  # a full disk, an I/O error: stop, say what was kept
@@ -696,6 +700,9 @@ class CaseRun:
             counts, agent_id=package.id, connector=connector, duration_ms=duration_ms
         )
         stability = tracker.results() if tracker is not None else []
+        classes = tally.recap.counts()
+        if classes:  # who the failures are on; a run that passed keeps its summary as it was
+            summary.extra["attribution"] = classes
         if tracker is not None:
             summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
             summary.extra["runs_per_case"] = config.runs
@@ -718,6 +725,7 @@ class CaseRun:
         if self.failed_before_all is not None:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
             return EXIT_USAGE
+        view.failures(self.tally.recap.failures(), self.tally.recap.counts())
         view.summary(summary, str(output_path))
         write_failure = self.tally.write_failure
         if write_failure is not None:  # after the summary: the figures are true, a file is not
