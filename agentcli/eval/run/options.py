@@ -335,6 +335,25 @@ class EvalOptions:
             message=False,
         ),
     )
+    rerun: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--rerun",
+            help="Run again only the cases that failed, errored or timed out in this results"
+            " file, keeping its other results, into a fresh results file.",
+            message=False,
+            header="rerun",
+            header_when_set=True,
+        ),
+    )
+    last_failed: bool = field(
+        default=False,
+        metadata=flag(
+            "--last-failed",
+            help="--rerun the newest results file beside the case file (output-*.jsonl).",
+            message=False,
+        ),
+    )
     force: bool = field(
         default=False,
         metadata=flag(

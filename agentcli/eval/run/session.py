@@ -48,6 +48,7 @@ from agentcli.eval.run.request import (
     load_context_file,
     refuse_case_options,
 )
+from agentcli.eval.run.rerun import Rerun, load_rerun, rerun_source
 from agentcli.eval.run.runner import (
     BeforeAllFailed,
     EvalConfig,
@@ -345,6 +346,7 @@ class RunPlan:
     resumed: LoadedReport | None = None
     kept: list[CaseResult] = field(default_factory=list)
     baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
+    rerun: Rerun | None = None  # --rerun / --last-failed: the run whose failures run again
 
 
 async def _run_cases(
@@ -357,10 +359,20 @@ async def _run_cases(
     suite: ScriptSuite | None = None,
 ) -> int:
     """Plan the run, run it, finish it: the exit code."""
-    cases, total = _selected_cases(config, cases, options, view)
+    source = rerun_source(options, spec.path)
+    rerun = None
+    if source is not None:
+        options.rerun = source  # the header names it, and no -o may write over it
+        rerun = load_rerun(source)
+    if rerun is not None and not rerun.ids:
+        view.info(f"No failed cases in {rerun.source}: nothing to re-run")
+        return EXIT_OK
+    cases, total = _selected_cases(config, cases, options, view, rerun)
     if options.dry_run:
         return _dry_run(cases, options, view, spec)
     plan = _plan(config, cases, total, options, spec, suite)
+    if rerun is not None:  # the other cases' results are kept as that run wrote them
+        plan.rerun, plan.kept = rerun, rerun.kept
     _announce(plan, config, options, view)
     _open_results(plan, config, options)
     run = CaseRun(config, plan, options, view)
@@ -374,9 +386,14 @@ async def _run_cases(
 
 
 def _selected_cases(
-    config: EvalConfig, cases: CaseSet, options: EvalOptions, view: EvalView
+    config: EvalConfig,
+    cases: CaseSet,
+    options: EvalOptions,
+    view: EvalView,
+    rerun: Rerun | None = None,
 ) -> tuple[CaseSet, int]:
-    """The cases of this shard that ``--run`` selects, and how many the shard holds."""
+    """The cases of this shard that ``--run`` (and ``--rerun``) select, and how many the
+    shard holds."""
     if options.shard:
         index, count = parse_shard(options.shard)
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
@@ -385,6 +402,15 @@ def _selected_cases(
     run_filter = config.run_filter
     if run_filter is not None:  # once, here: everything after sees only the selected cases
         cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
+    if rerun is not None:
+        failing = rerun.ids
+        cases = cases.where(lambda case_id: case_id in failing)
+        if not len(cases):
+            raise ConfigError(
+                f"none of the {_count(len(failing), 'failed case')} of {rerun.source} "
+                "is in this case file (or selection)",
+                hint="re-run with the case file that run used",
+            )
     return cases, total
 
 
@@ -477,6 +503,13 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     view.info(f"Parallel: {config.parallel}")
     if writer.stream_path is not None:
         view.info(f"Streaming results to {writer.stream_path}")
+    if plan.rerun is not None:
+        view.info(
+            f"Re-run: {_count(len(selected), 'failed case')} of {plan.rerun.source}"
+            f" ({len(kept)} results of the others kept)"
+        )
+        for warning in plan.rerun.warnings:
+            view.warning(warning)
     if options.resume:
         view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
         assert plan.resumed is not None
@@ -771,7 +804,7 @@ def _baseline(options: EvalOptions) -> LoadedRun | None:
 
 def _input_files(options: EvalOptions, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
     """The files the run reads, which no output may overwrite."""
-    files = [spec.path, suite.path if suite else None, options.ctx_file]
+    files = [spec.path, suite.path if suite else None, options.ctx_file, options.rerun]
     return [path for path in files if path is not None]
 
 
