@@ -166,7 +166,7 @@ class ConsoleView:
 
     def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
         """Kept for the summary, after which the recap is shown."""
-        self._recap = FailureRecap(failures, classes) if failures else None
+        self._recap = FailureRecap(failures) if failures else None
 
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary block and the output path, then the recap of what did not pass."""

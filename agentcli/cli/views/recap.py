@@ -3,12 +3,14 @@ who it is on and why (pytest's "short test summary"), cut to fit 80 columns."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from agentcli.choices import ATTRIBUTIONS
 from agentcli.cli.views.run_blocks import Heading
 from agentcli.cli.views.text import STATUS_STYLES, Block, preview
 
@@ -23,17 +25,18 @@ _STATUS_WIDTH = max(len(word) for word, _ in STATUS_STYLES.values())
 
 @dataclass(slots=True)
 class FailureRecap(Block):
-    """``Short Summary``: the failures, the count of each attribution class in the title."""
+    """``Short Summary``: the failures, how many are on each attribution class in the title."""
 
     failures: Sequence[Failure]
-    classes: Mapping[str, int] = field(default_factory=dict)
 
     def lines(self) -> list[Text]:
         """The heading, then ``STATUS [id] (runs ...) class: reason`` per failure."""
         count = len(self.failures)
         title = f"Short Summary: {count} failing case{'s' if count != 1 else ''}"
-        if self.classes:
-            title += " (" + ", ".join(f"{n} {name}" for name, n in self.classes.items()) + ")"
+        classes = Counter(failure.attribution for failure in self.failures if failure.attribution)
+        if classes:
+            ordered = [(name, classes[name]) for name in ATTRIBUTIONS if classes[name]]
+            title += " (" + ", ".join(f"{n} {name}" for name, n in ordered) + ")"
         lines = Heading(title).lines()
         lines.extend(self._line(failure) for failure in self.failures)
         return lines

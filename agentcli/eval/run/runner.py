@@ -32,6 +32,7 @@ from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
+from agentcli.eval.stats.adaptive import SequentialTest
 from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
 
@@ -70,7 +71,8 @@ class EvalConfig:
     context: EvalContext = field(default_factory=EvalContext)
     timeout: float = DEFAULT_TIMEOUT
     parallel: int = 1
-    runs: int = 1
+    runs: int = 1  # under --runs auto: the most a case gets (--max-runs)
+    adaptive: SequentialTest | None = None  # --runs auto: when a case's runs are enough
     fail_fast: bool = False
     run_filter: Pattern | None = None
     before_all: str | None = None
@@ -139,23 +141,26 @@ class RunOutcome:
 
 
 class _Reorder:
-    """Hands results over in case order as soon as every earlier one is known."""
+    """Hands results over in case order as soon as every earlier one is known (a job's
+    results: one run, or under ``--runs auto`` every run of a case)."""
 
     def __init__(self, emit: Callable[[CaseResult], None]) -> None:
         self.emit = emit
         self.next = 0
-        self.waiting: dict[int, CaseResult] = {}
+        self.waiting: dict[int, list[CaseResult]] = {}
 
-    def add(self, index: int, result: CaseResult) -> None:
-        self.waiting[index] = result
+    def add(self, index: int, results: list[CaseResult]) -> None:
+        self.waiting[index] = results
         while self.next in self.waiting:
-            self.emit(self.waiting.pop(self.next))
+            for result in self.waiting.pop(self.next):
+                self.emit(result)
             self.next += 1
 
     def flush(self) -> None:
         """Emit what is buffered, in order, regardless of gaps."""
         for index in sorted(self.waiting):
-            self.emit(self.waiting.pop(index))
+            for result in self.waiting.pop(index):
+                self.emit(result)
 
 
 class EvalRunner:
@@ -303,10 +308,13 @@ class EvalRunner:
                 )
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
+        # A job is one run of a case; under --runs auto every run of a case, one after the
+        # other until its stopping rule decides (cases still run side by side).
+        adaptive = config.adaptive
         jobs = enumerate(
             (case, run)
             for case in selected
-            for run in range(1, config.runs + 1)
+            for run in (range(1, 2) if adaptive else range(1, config.runs + 1))
             if (case.id, run if config.runs > 1 else None) not in config.done
         )
         running: set[asyncio.Task[CaseResult]] = set()
@@ -315,30 +323,19 @@ class EvalRunner:
             for index, (case, run) in jobs:  # one shared iterator: every job is taken once
                 if self._stop.is_set():
                     return
-                run_index = run if config.runs > 1 else None
-                task = asyncio.create_task(self._run_with_retries(case, run_index))
-                running.add(task)
-                task.add_done_callback(running.discard)
+                done: list[CaseResult] = []
                 try:
-                    result = await task
-                except asyncio.CancelledError:
-                    current = asyncio.current_task()
-                    if not self._stop.is_set() or (current is not None and current.cancelling()):
-                        raise  # interrupted: the case did not finish
-                    result = CaseResult(
-                        id=case.id,
-                        status="skipped",
-                        input=case.input,
-                        error="cancelled by --fail-fast",
-                        run=run_index,
-                    )
-                    self.on_event(RunEvent("test_result", case=case, run=run_index, result=result))
-                self._reorder.add(index, result)
-                if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
-                    self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
-                    self._stop.set()
-                    for other in running:
-                        other.cancel()
+                    while True:
+                        result = await self._job(case, run if config.runs > 1 else None, running)
+                        done.append(result)
+                        if adaptive is None or self._stop.is_set() or adaptive.done(done):
+                            break
+                        run += 1
+                finally:  # an interrupted case's finished runs are not lost
+                    if done:
+                        self._reorder.add(index, done)
+                for result in done:
+                    self._stop_on(case, result, running)
 
         workers = [asyncio.create_task(worker()) for _ in range(max(1, config.parallel))]
         try:
@@ -353,6 +350,39 @@ class EvalRunner:
             self._reorder.flush()
         outcome.results = self.delivered
         return outcome
+
+    async def _job(
+        self, case: Case, run: int | None, running: set[asyncio.Task[CaseResult]]
+    ) -> CaseResult:
+        """One run of a case on its own task (fail-fast cancels it: ``skipped``)."""
+        task = asyncio.create_task(self._run_with_retries(case, run))
+        running.add(task)
+        task.add_done_callback(running.discard)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._stop.is_set() or (current is not None and current.cancelling()):
+                raise  # interrupted: the case did not finish
+            result = CaseResult(
+                id=case.id,
+                status="skipped",
+                input=case.input,
+                error="cancelled by --fail-fast",
+                run=run,
+            )
+            self.on_event(RunEvent("test_result", case=case, run=run, result=result))
+            return result
+
+    def _stop_on(
+        self, case: Case, result: CaseResult, running: set[asyncio.Task[CaseResult]]
+    ) -> None:
+        """Under ``--fail-fast``: stop the run when ``result`` says so."""
+        if self.stop_when(result) and self.config.fail_fast and not self._stop.is_set():
+            self.log(f"Stopping due to --fail-fast (failed: {case.id})", "warning")
+            self._stop.set()
+            for other in running:
+                other.cancel()
 
     async def after_all(self, before_all_data: Any) -> None:
         """Run AfterAll (also after a failed run, for cleanup); its failure is a warning."""

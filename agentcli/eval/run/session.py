@@ -61,6 +61,7 @@ from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, r
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, parse_shard
 from agentcli.eval.run.view import EvalView
+from agentcli.eval.stats.adaptive import SequentialTest
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.interrupts import note_interrupt
 from agentcli.patterns import Pattern, compile_pattern
@@ -149,7 +150,7 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             from agentcli.assistant.response_cache import ResponseCache
 
             registry.cache = ResponseCache()
-            if options.runs > 1:  # repeats of the agent under test must stay independent
+            if options.runs_per_case > 1:  # repeats of the agent under test must stay independent
                 registry.uncached = frozenset({package.id})
         return await _run_input(registry, package, spec, context, options, view, cassettes)
 
@@ -177,7 +178,8 @@ async def _run_input(
             context=context,
             timeout=options.timeout,
             parallel=options.parallel,
-            runs=options.runs,
+            runs=options.runs_per_case,
+            adaptive=_adaptive_test(options),
             fail_fast=options.fail_fast,
             run_filter=_compile_filter(options.run_filter),
             before_all=options.before_all,
@@ -239,6 +241,24 @@ def _cassettes(options: EvalOptions, spec: InputSpec) -> Cassettes:
         "live-model": "replay-live-model",
     }
     return Cassettes(folder, modes[options.record or options.replay])
+
+
+def _adaptive_test(options: EvalOptions) -> SequentialTest | None:
+    """The stopping rule of ``--runs auto``; ``--max-runs`` without it is bad input."""
+    if not options.adaptive:
+        if options.max_runs != EvalOptions().max_runs:
+            raise ConfigError(
+                f"--max-runs {options.max_runs} needs --runs auto",
+                hint="--runs N runs every case N times; --runs auto --max-runs N at most N",
+            )
+        return None
+    if options.resume is not None:
+        raise ConfigError(
+            "--resume cannot continue a --runs auto run: which runs a case still needs "
+            "depends on the runs it had",
+            hint="run it again, or --rerun FILE to run its failed cases again",
+        )
+    return SequentialTest(min_pass_rate=options.pass_bar, max_runs=options.max_runs)
 
 
 def _count(number: int, noun: str) -> str:
@@ -493,10 +513,16 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         view.info(f"Context: {options.ctx_file}")
     if config.registry.state.kind != "fresh":
         view.info(f"State: {config.registry.state.label}")
-    if config.runs > 1:
+    if config.adaptive is not None:
+        test = config.adaptive
+        view.info(
+            f"Runs: auto, {test.min_runs}-{test.max_runs} per test case, until the pass rate"
+            f" is decided against {test.min_pass_rate:g}% (SPRT)"
+        )
+    elif config.runs > 1:
         view.info(f"Runs: {config.runs} per test case (stability analysis)")
-        if options.min_pass_rate < 100:
-            view.info(f"Min pass rate: {options.min_pass_rate:g}%")
+        if options.pass_bar < 100:
+            view.info(f"Min pass rate: {options.pass_bar:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     if config.max_steps is not None:
         view.info(f"Max steps: {config.max_steps} per turn")
@@ -573,6 +599,7 @@ class ResultTally:
         *,
         runs: int,
         min_pass_rate: float,
+        adaptive: SequentialTest | None = None,
     ) -> None:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
@@ -581,7 +608,9 @@ class ResultTally:
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         self.tracker = (
-            StabilityTracker([c.id for c in plan.selected], runs=runs) if runs > 1 else None
+            StabilityTracker([c.id for c in plan.selected], runs=runs, stop=adaptive)
+            if runs > 1
+            else None
         )
         self._count_kept(plan.kept)
 
@@ -646,7 +675,8 @@ class CaseRun:
             plan,
             lambda stats: outbox.put(view.stability, stats),
             runs=config.runs,
-            min_pass_rate=options.min_pass_rate,
+            min_pass_rate=options.pass_bar,
+            adaptive=config.adaptive,
         )
         self.runner = EvalRunner(
             config,
@@ -737,8 +767,11 @@ class CaseRun:
         if classes:  # who the failures are on; a run that passed keeps its summary as it was
             summary.extra["attribution"] = classes
         if tracker is not None:
-            summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
+            summary.extra.update(stability_summary(stability, min_pass_rate=options.pass_bar))
             summary.extra["runs_per_case"] = config.runs
+            if config.adaptive is not None:  # runs used against --runs --max-runs
+                used = sum(stats.runs + stats.skipped for stats in stability)
+                summary.extra["adaptive"] = config.adaptive.saving(len(stability), used)
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -772,7 +805,7 @@ class CaseRun:
                 f"Interrupted: {self.runner.delivered} finished results written to {written}"
             )
             return EXIT_INTERRUPTED
-        code = exit_code_for(summary, stability, options.min_pass_rate)
+        code = exit_code_for(summary, stability, options.pass_bar)
         verdict = code  # the banner tells the cases' truth; --gate may decide the exit code
         if self.plan.baseline is not None:
             from agentcli.eval.compare.gate import gate_run

@@ -35,6 +35,7 @@ GIVEN = {
     "max_steps": 60,
     "parallel": 4,
     "runs": 3,
+    "max_runs": 5,
     "run_filter": "^a",
     "fail_fast": True,
     "dry_run": True,
@@ -54,6 +55,8 @@ GIVEN = {
     "shard": "1/2",
     "retries": 2,
     "resume": Path("old.jsonl"),
+    "rerun": Path("old.jsonl"),
+    "last_failed": True,
     "force": True,
     "baseline": Path("main.jsonl"),
     "gate": "regressions",
@@ -121,7 +124,7 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
-    assert [flag.name for flag in parsed] == ["timeout", "record", "replay"]
+    assert [flag.name for flag in parsed] == ["timeout", "runs", "record", "replay"]
     defaults = EvalOptions()
     for flag in parsed:
         assert flag.type is str
