@@ -36,6 +36,7 @@ from agentcli.eval.results.model import (
 
 from ._buffered import BufferedWriter
 from ._view import (
+    adaptive_note,
     failure_message,
     format_duration,
     format_k,
@@ -322,6 +323,9 @@ def render_html(report: RunReport) -> str:
     ]
     if stability:
         sections.append(_stability(stability, results))
+        note = adaptive_note(summary)
+        if note is not None:
+            sections.append(f'<p class="note">{_e(note)}</p>')
     sections.append(
         '<section id="cases"><h2>Cases</h2><div class="filters">'
         f'<label>Status <select id="status-filter">{options}</select></label>'

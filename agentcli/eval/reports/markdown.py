@@ -8,6 +8,7 @@ from agentcli.eval.results.model import CaseResult, JsonObject, RunReport, RunSu
 from ._buffered import BufferedWriter
 from ._view import (
     STATUS_ICONS,
+    adaptive_note,
     format_duration,
     format_percent,
     input_text,
@@ -112,6 +113,9 @@ def render_markdown(report: RunReport) -> str:
     parts += ["## Cases", _cases(results) if results else "_No cases ran._"]
     if report.stability:
         parts += ["## Stability Analysis", _stability(report.stability)]
+        note = adaptive_note(report.summary)
+        if note is not None:
+            parts.append(f"_{escape(note)}_")
     details = [r for r in results if r.status != "passed" or r.turns]
     if details:
         parts.append("## Details")
