@@ -413,6 +413,15 @@ class EvalOptions:
             message=False,
         ),
     )
+    include_infra: bool = field(
+        default=False,
+        metadata=flag(
+            "--include-infra",
+            help="With --baseline: count failures on the infrastructure (provider, network,"
+            " timeout) in the comparison too.",
+            message=False,
+        ),
+    )
     alpha: float = field(
         default=0.05,
         metadata=flag(

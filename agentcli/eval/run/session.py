@@ -829,6 +829,8 @@ def _baseline(options: EvalOptions) -> LoadedRun | None:
             raise ConfigError(
                 f"--alpha {options.alpha:g} needs --baseline FILE: the runs it compares"
             )
+        if options.include_infra:
+            raise ConfigError("--include-infra needs --baseline FILE: the runs it compares")
         return None  # the compare package is not even imported
     from agentcli.eval.compare.gate import load_baseline
 

@@ -61,6 +61,7 @@ GIVEN = {
     "baseline": Path("main.jsonl"),
     "gate": "regressions",
     "alpha": 0.01,
+    "include_infra": True,
 }
 
 
