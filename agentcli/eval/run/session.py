@@ -41,6 +41,7 @@ from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
+from agentcli.eval.run.preflight import check_connectors, check_references, where
 from agentcli.eval.run.recap import Recap
 from agentcli.eval.run.request import (
     InputSpec,
@@ -280,15 +281,23 @@ def _preflight_connector(config: EvalConfig, cases: Iterable[CaseInfo]) -> str:
     """Resolve the connector the cases will use before any runs, so a missing key or an
     unknown connector is a usage error (exit 2), not N case errors."""
     package = config.assistant.package
-    specs = {config.connector or case.connector or package.connector for case in cases}
-    specs.discard(None)
-    if not specs and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
+    named: dict[str, CaseInfo | None] = {}  # each spec, and the first case that names it
+    for case in cases:
+        spec = config.connector or case.connector or package.connector
+        if spec and spec not in named:
+            named[spec] = case if spec == case.connector and not config.connector else None
+    if not named and not os.environ.get("AGENT_CONNECTOR") and not config.assistant.hooks.create:
         raise ConfigError(
             f"assistant {package.id!r} has no connector",
             hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
         )
-    for spec in sorted(s for s in specs if s):
-        config.registry.model(spec, package=package)
+    for spec in sorted(named):
+        naming = named[spec]
+        if naming is None:  # -c's or the package's: no one case to name
+            config.registry.model(spec, package=package)
+        else:
+            label = f"{where(naming)}: connector"
+            check_connectors(config.registry, package, [spec], label=label)
     return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
 
 
@@ -334,7 +343,9 @@ def _resolve_hooks(
                 hooks.check(ref)  # not imported here: that may need what BeforeAll sets up
             except PackageError as error:
                 raise PackageError(
-                    f"case {case.id}: hook {error.detail}", path=source, hint=error.hint
+                    f"case {case.id}: hook {error.detail}",
+                    path=str(case.source) if case.source is not None else source,
+                    hint=error.hint,
                 ) from None
             checked.add(ref)
 
@@ -457,6 +468,14 @@ def _plan(
         raise ConfigError(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
+    if suite is None:  # judges, script functions, simulators' connectors
+        check_references(
+            config.registry,
+            HookRunner(package),
+            selected,
+            simulator=config.simulator,
+            fallback=input_label,
+        )
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
         config.cassettes.check([info.id for info in selected], config.runs)
     resumed = _resumed_results(options.resume) if options.resume else None
