@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentcli.choices import Attribution
-from agentcli.errors import AgentCliError, ConfigError, ModelError
+from agentcli.errors import AgentCliError, ConfigError
 from agentcli.eval.cases.inputs import messages_text
 from agentcli.eval.cases.load import CaseInfo
 from agentcli.eval.cases.model import Case, Checkpoint
@@ -40,7 +40,7 @@ from agentcli.eval.results.model import (
     Turn,
     Usage,
 )
-from agentcli.eval.run.attribution import INFRA_KINDS, of_assertions, of_exception, of_kind
+from agentcli.eval.run.attribution import of_assertions, of_exception, of_kind
 from agentcli.eval.run.executor import JudgingExecutor, step_limit_message, trace_of
 from agentcli.eval.run.services import ask_helper
 
@@ -214,7 +214,6 @@ class _Dialogue:
         self._clock = time.perf_counter()
         self._open: Turn | None = None  # the turn in flight, not yet recorded
         self.cause: Attribution | None = None  # who a verdict other than passed is on
-        self._simulator_kind: str | None = None  # error kind of the simulator's failed turn
         self._judge_trouble = False  # a checkpoint's judge errored or wavered
 
     # -- the loop ------------------------------------------------------------------------
@@ -238,8 +237,9 @@ class _Dialogue:
                 try:
                     move = await self._simulate(turn)
                 except (AgentCliError, ValueError) as error:
-                    kind = error.kind if isinstance(error, ModelError) else self._simulator_kind
-                    self.cause = "infra" if kind in INFRA_KINDS else "simulator"
+                    # Whatever broke it (its model, its JSON contract), the conversation
+                    # could not go on because of the simulator.
+                    self.cause = "simulator"
                     return "error", f"simulator error at turn {turn}: {_describe(error)}"
                 if move.goal_achieved:
                     return self._goal_achieved(turn)
@@ -289,7 +289,6 @@ class _Dialogue:
             connector=sim_options.connector if sim_options else None,
         )
         if reply.status in ("failed", "aborted") or reply.error:
-            self._simulator_kind = reply.error_kind
             raise ValueError(reply.error or f"the simulator's turn {reply.status}")
         answer = reply.next if isinstance(reply.next, dict) else (reply.text or reply.output)
         return parse_simulator_reply(answer)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from agentcli.errors import ConfigError
 from agentcli.eval.results.codec import finite
 from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.services import case_file_label
 from agentcli.eval.stats.stability import stability_for_case
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def rerun_source(options: EvalOptions, case_file: Path | None) -> Path | None:
     newest = newest_results(case_file.parent)
     if newest is None:
         raise ConfigError(
-            f"--last-failed: no results file (output-*.jsonl) beside {case_file}",
+            f"--last-failed: no results file (output-*.jsonl) beside {case_file_label(case_file)}",
             hint="run the cases once without -o first, or name the results file: --rerun FILE",
         )
     return newest
