@@ -9,16 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agentcli.cli.main import _register, app
 from agentcli.eval.reports import read_results
+from tests.cli.test_eval import invoke, write_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "assistants"
-
-_register()
-runner = CliRunner()
 
 
 @pytest.fixture
@@ -31,16 +27,6 @@ def project(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBE_LOG", str(tmp_path / "hooks.log"))
     monkeypatch.delenv("AGENT_ROOT", raising=False)
     return tmp_path
-
-
-def write_cases(path: Path, cases: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    return path
-
-
-def invoke(*args: str):
-    return runner.invoke(app, ["eval", *args], catch_exceptions=False)
 
 
 def outputs(folder: Path) -> list[Path]:
