@@ -8,9 +8,15 @@ what was wrong in its own words.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Literal, TypeVar, get_args
 
-__all__ = ["one_of"]
+__all__ = ["ATTRIBUTIONS", "Attribution", "one_of"]
+
+# Who a failed or errored case result is on (docs/eval.md, "Failure attribution"): the agent
+# under test, the simulator of a dynamic case, the LLM judge, the infrastructure (provider,
+# network, timeout) or the harness (a hook or script of the package raised).
+Attribution = Literal["agent", "simulator", "judge", "infra", "harness"]
+ATTRIBUTIONS: tuple[Attribution, ...] = get_args(Attribution)
 
 Choice = TypeVar("Choice", bound=str)
 

@@ -207,7 +207,7 @@ def test_the_parse_check_can_fail():
     assert parse_problem(group, ["eval", "expense", "@x.jsonl", "--runs", "3"]) is None
     assert parse_problem(group, ["eval", "--help"]) is None
     assert "No such option" in parse_problem(group, ["eval", "expense", "--nope"])
-    assert "--runs" in parse_problem(group, ["eval", "expense", "--runs", "many"])
+    assert "--parallel" in parse_problem(group, ["eval", "expense", "--parallel", "many"])
     assert parse_problem(group, ["evaluate", "expense"]) == "no command 'evaluate'"
 
 

@@ -51,6 +51,11 @@ def diff(
     force: bool = typer.Option(
         False, "--force", help="Replace an existing -o file that is not a diff of that format."
     ),
+    include_infra: bool = typer.Option(
+        False,
+        "--include-infra",
+        help="Count failures on the infrastructure (provider, network, timeout) too.",
+    ),
 ) -> None:
     """Compare two runs."""
     from agentcli.errors import ConfigError
@@ -82,6 +87,7 @@ def diff(
         base_source=before.source,
         new_source=after.source,
         alpha=alpha,
+        include_infra=include_infra,
     )
     if json_output:
         from agentcli.eval.compare.json_form import diff_json

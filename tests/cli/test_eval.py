@@ -319,7 +319,7 @@ def test_a_case_hook_typo_is_found_before_anything_runs(project):
     result = invoke("probe", "@hooks.jsonl")
     assert result.exit_code == 2
     assert result.output.splitlines() == [
-        "error: hooks.jsonl: case typo: hook 'env_test.Aftr': src/env_test.py has no function "
+        "error: hooks.jsonl:2: case typo: hook 'env_test.Aftr': src/env_test.py has no function "
         "'Aftr'"
     ]
     assert not list(project.glob("output-*.jsonl"))

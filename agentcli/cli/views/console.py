@@ -17,16 +17,20 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli.cli.views.case_blocks import DryRunLine, DynamicBlock, ResultLine, StabilityLine
+from agentcli.cli.views.recap import FailureRecap
 from agentcli.cli.views.run_blocks import Banner, DirectOutput, Heading, Notice, SummaryBlock
 from agentcli.cli.views.text import Block, preview, redacted
 from agentcli.eval.reports._view import format_duration
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from rich.progress import Progress, TaskID
 
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import RunSummary, Trace
+    from agentcli.eval.run.recap import Failure
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -51,6 +55,7 @@ class ConsoleView:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._pending: list[Text] = []  # lines held while a progress bar is live
+        self._recap: FailureRecap | None = None
         self._flushed = 0.0
 
     def show(self, block: Block) -> None:
@@ -160,10 +165,16 @@ class ConsoleView:
 
     # -- the end -----------------------------------------------------------------------
 
+    def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
+        """Kept for the summary, after which the recap is shown."""
+        self._recap = FailureRecap(failures) if failures else None
+
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
-        """The summary block and the output path."""
+        """The summary block and the output path, then the recap of what did not pass."""
         self.stop_progress()
         self.show(SummaryBlock(summary, output_path))
+        if self._recap is not None:
+            self.show(self._recap)
 
     def matrix(self, grid: Matrix, mode: MatrixPass, min_pass_rate: float) -> None:
         """The connector matrix, case by connector, after the summary."""

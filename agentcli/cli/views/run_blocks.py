@@ -118,6 +118,21 @@ class StabilityTable(Block):
             ("Overall Rate:", f"{summary.get('overall_pass_rate') or 0:.1f}%"),
             ("Mean Case Rate:", f"{summary.get('mean_pass_rate') or 0:.1f}%"),
         ]
+        adaptive = summary.get("adaptive")
+        if isinstance(adaptive, Mapping):  # --runs auto: the runs used, and what they saved
+            rows[0] = (
+                "Runs/Case:",
+                f"auto ({adaptive.get('min_runs')}-{adaptive.get('max_runs')})",
+            )
+            rows.insert(
+                2,
+                (
+                    "Saved:",
+                    f"{adaptive.get('saved_runs')} of {adaptive.get('fixed_runs')} runs"
+                    f" ({adaptive.get('saved_pct') or 0:g}%) against"
+                    f" --runs {adaptive.get('max_runs')}",
+                ),
+            )
         lines = [Text("\n  Stability Analysis:")]
         lines.extend(Text(f"    {label:<17}{value}") for label, value in rows)
         below = summary.get("cases_below_threshold") or []

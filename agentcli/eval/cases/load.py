@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentcli.errors import CaseFileError
 from agentcli.eval.cases.files import defaults_problems, display_path, read_items
-from agentcli.eval.cases.model import Case
+from agentcli.eval.cases.model import Assertion, Case, CaseSource
 from agentcli.eval.cases.parse import parse_case
 from agentcli.eval.cases.world import CaseTools
 from agentcli.eval.cases.world_parse import DEFAULTS_KEY, is_defaults, read_tools
@@ -49,10 +49,16 @@ class CaseInfo:
     simulator: str | None
     hooks: tuple[str, ...] = ()  # the case's before/after references
     faults: FaultPlan | None = None  # its tools.faults (None: the run's --faults)
+    source: CaseSource | None = None  # where the case is defined (file:line)
+    judges: tuple[tuple[str, str | None], ...] = ()  # (use, connector) of agent assertions
+    scripts: tuple[str, ...] = ()  # the functions of script assertions
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
         """The info of a parsed case."""
+        checks = [*case.assert_, *(a for point in case.checkpoints for a in point.assert_)]
+        judges = {(a.use, _connector(a)) for a in checks if a.type == "agent" and a.use}
+        scripts = {a.script for a in checks if a.type == "script" and a.script}
         return cls(
             id=case.id,
             skip=bool(case.skip),
@@ -61,7 +67,16 @@ class CaseInfo:
             simulator=case.simulator.use if case.simulator is not None else None,
             hooks=tuple(ref for ref in (case.before, case.after) if ref),
             faults=case.tools.faults if case.tools is not None else None,
+            source=case.source,
+            judges=tuple(sorted(judges, key=str)) if judges else (),
+            scripts=tuple(sorted(scripts)) if scripts else (),
         )
+
+
+def _connector(assertion: Assertion) -> str | None:
+    """The connector an ``agent`` assertion asks its judge to use (``options.connector``)."""
+    value = (assertion.options or {}).get("connector")
+    return value if isinstance(value, str) and value else None
 
 
 class CaseSet:

@@ -53,6 +53,7 @@ class Assertion:
     exists: bool | None = None
     json_path: str | None = None
     regex: str | None = None
+    judge_samples: int | None = None  # agent: how many times the judge is asked
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -77,6 +78,7 @@ class Assertion:
             exists=obj.get("exists"),
             json_path=obj.get("json_path"),
             regex=obj.get("regex"),
+            judge_samples=_whole(obj.get("judge_samples")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +97,8 @@ class Assertion:
             data["min"] = self.minimum
         if self.maximum is not None:
             data["max"] = self.maximum
+        if self.judge_samples is not None:
+            data["judge_samples"] = self.judge_samples
         return data
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.hooks import call_user_function
+from agentcli.choices import Attribution
 from agentcli.errors import AgentCliError
 from agentcli.eval.checks.file_checks import FILE_CHECKERS
 from agentcli.eval.checks.matching import (
@@ -210,6 +211,11 @@ async def _finish(a: Assertion, outcome: Awaitable[Check]) -> AssertionResult:
     return _result(a, check)
 
 
+# Whose failure a raising checker is: the judge's (``agent``) or the package's script's; a
+# built-in checker that raises on the output judged it failed (the agent's).
+_ERRORED_BY: dict[str, Attribution] = {"agent": "judge", "script": "harness"}
+
+
 def _errored(a: Assertion, exc: Exception) -> AssertionResult:
     """A checker that raised: the assertion fails with the error as its message."""
     error = f"{a.type} assertion error: {_describe(exc)}"
@@ -218,6 +224,7 @@ def _errored(a: Assertion, exc: Exception) -> AssertionResult:
         passed=False,
         message=f"{a.message} ({error})" if a.message else error,
         path=a.path,
+        attribution=_ERRORED_BY.get(a.type),
     )
 
 
@@ -235,6 +242,7 @@ def _result(a: Assertion, check: Check) -> AssertionResult:
         actual=check.actual,
         path=a.path,
         verdict=check.verdict,
+        attribution=None if passed else check.attribution,
     )
 
 
@@ -443,15 +451,38 @@ async def _agent(a: Assertion, s: Subject, env: AssertionEnv) -> Check:
     """An LLM judge (``use``) decides whether the output meets the criteria in ``value``."""
     if env.judge is None:
         return Check(False, "no LLM judge is available to run agent assertions")
-    answer = await env.judge(_required(a, a.use), a.value, s, dict(a.options or {}))
-    if not isinstance(answer, dict) or not isinstance(answer.get("passed"), bool):
-        return Check(False, f'judge {a.use} answered without a boolean "passed": {show(answer)}')
-    passed = answer["passed"]
+    judge, use, options = env.judge, _required(a, a.use), dict(a.options or {})
+    samples = a.judge_samples or 1
+    # Every sample is asked at once: N opinions cost one judge latency, not N.
+    answers: list[dict[str, Any]] = []
+    for answer in await asyncio.gather(*(judge(use, a.value, s, options) for _ in range(samples))):
+        if not isinstance(answer, dict) or not isinstance(answer.get("passed"), bool):
+            return Check(
+                False,
+                f'judge {a.use} answered without a boolean "passed": {show(answer)}',
+                attribution="judge",
+            )
+        answers.append(answer)
+    votes = [answer["passed"] is True for answer in answers]
+    passed = votes.count(True) * 2 > samples  # a tie is not a majority for passing
+    answer = answers[votes.index(passed)]  # the first sample on the majority's side
     reason = str(answer.get("reason") or "")
     verdict = {"passed": passed, "reason": reason, "criteria": a.value}
     verdict.update((k, v) for k, v in answer.items() if k not in verdict)
     message = reason or f"judge {a.use} {'passed' if passed else 'failed'} the output"
-    return Check(passed, message, verdict=verdict)
+    if samples == 1:
+        return Check(passed, message, verdict=verdict)
+    split = len(set(votes)) > 1
+    verdict["samples"] = [
+        {"passed": vote, "reason": str(ans.get("reason") or "")}
+        for ans, vote in zip(answers, votes, strict=True)
+    ]
+    verdict["votes"] = {"passed": votes.count(True), "failed": votes.count(False)}
+    verdict["disagreement"] = split
+    if split:
+        message = f"{message} (judge split {votes.count(True)}/{samples} passed)"
+    # A failing majority the samples disagree on is the judge's instability, not proof.
+    return Check(passed, message, verdict=verdict, attribution="judge" if split else None)
 
 
 @_checker("script")

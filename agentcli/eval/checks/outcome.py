@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentcli.choices import Attribution
     from agentcli.eval.cases.model import Assertion
     from agentcli.eval.checks.assertions import AssertionEnv, Subject
 
@@ -26,6 +27,7 @@ class Check:
     expected: Any = None
     actual: Any = None
     verdict: dict[str, Any] | None = None
+    attribution: Attribution | None = None  # failed on someone else than the agent (judge)
 
 
 Checker = Callable[["Assertion", "Subject", "AssertionEnv"], "Check | Awaitable[Check]"]

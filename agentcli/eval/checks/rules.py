@@ -100,6 +100,8 @@ def field_problem(a: Assertion) -> str | None:
     for key in FILE_FIELDS:
         if getattr(a, key) is not None and a.type != "file":
             return f'"{key}" is only used by file assertions, not {a.type}'
+    if a.judge_samples is not None and a.type != "agent":
+        return f'"judge_samples" is only used by agent assertions, not {a.type}'
     for key, choices in _TRAJECTORY_FIELDS.items():
         value = getattr(a, key)
         if value is None:

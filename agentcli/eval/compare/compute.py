@@ -39,17 +39,23 @@ def diff_runs(
     new_source: RunSource,
     alpha: float = 0.05,
     thresholds: Thresholds | None = None,
+    include_infra: bool = False,
 ) -> RunDiff:
-    """Compare ``base`` with ``new`` case by case (all runs of a case id together)."""
+    """Compare ``base`` with ``new`` case by case (all runs of a case id together). A run
+    that failed on the infrastructure (``attribution: infra``: the provider, the network, a
+    timeout) says nothing about the agent: it is not counted unless ``include_infra``."""
     thresholds = thresholds or Thresholds()
     notes: list[str] = []
     base_runs = _by_id(base, base_source.label, notes)
     new_runs = _by_id(new, new_source.label, notes)
+    if not include_infra:
+        _note_infra(base_runs, base_source.label, notes)
+        _note_infra(new_runs, new_source.label, notes)
     ids = [*new_runs, *(case_id for case_id in base_runs if case_id not in new_runs)]
     cases = []
     for case_id in ids:
-        before = side_of(base_runs[case_id]) if case_id in base_runs else None
-        after = side_of(new_runs[case_id]) if case_id in new_runs else None
+        before = side_of(base_runs[case_id], include_infra) if case_id in base_runs else None
+        after = side_of(new_runs[case_id], include_infra) if case_id in new_runs else None
         cases.append(_change(case_id, before, after, base_source, new_source, alpha, thresholds))
     return RunDiff(base_source, new_source, cases, alpha, thresholds, notes)
 
@@ -74,9 +80,28 @@ def _by_id(
     return groups
 
 
-def side_of(results: Sequence[CaseResult]) -> CaseSide:
-    """One case's runs in one run, summed up."""
-    counted = [result for result in results if result.status != "skipped"]
+def _note_infra(runs: dict[str, list[CaseResult]], label: str, notes: list[str]) -> None:
+    """A note of the infra failures left out of one side's counts."""
+    infra = sum(1 for group in runs.values() for result in group if _infra(result))
+    if infra:
+        notes.append(
+            f"{label}: {infra} infra failure(s) (provider, network, timeout) not counted;"
+            " --include-infra counts them"
+        )
+
+
+def _infra(result: CaseResult) -> bool:
+    """Whether ``result`` failed on the infrastructure rather than on the agent."""
+    return result.attribution == "infra" and result.status != "passed"
+
+
+def side_of(results: Sequence[CaseResult], include_infra: bool = True) -> CaseSide:
+    """One case's runs in one run, summed up (infra failures counted only when asked)."""
+    counted = [
+        result
+        for result in results
+        if result.status != "skipped" and (include_infra or not _infra(result))
+    ]
     failing = [result for result in counted if not result.passed]
     only = results[0] if len(results) == 1 and counted else None
     return CaseSide(

@@ -59,6 +59,7 @@ def gate_run(
         base_source=baseline.source,
         new_source=source_of(loaded, str(results)),
         alpha=options.alpha,
+        include_infra=options.include_infra,
     )
     show_diff(diff, view)
     if options.gate != "regressions":

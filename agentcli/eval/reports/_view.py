@@ -311,3 +311,20 @@ def matrix_view(report: RunReport) -> MatrixView | None:
     return MatrixView(
         grid, matrix_pass_of(report.header), 100.0 if threshold is None else threshold
     )
+
+
+def adaptive_note(summary: RunSummary | None) -> str | None:
+    """What ``--runs auto`` spent and saved, in one sentence (None for other runs)."""
+    figures = summary.extra.get("adaptive") if summary is not None else None
+    if not isinstance(figures, dict):
+        return None
+    used, fixed, saved = (finite(figures.get(k)) for k in ("runs_used", "fixed_runs", "saved_runs"))
+    low, high, bar = (finite(figures.get(k)) for k in ("min_runs", "max_runs", "min_pass_rate"))
+    if None in (used, fixed, saved, low, high, bar):
+        return None
+    percent = finite(figures.get("saved_pct")) or 0.0
+    return (
+        f"--runs auto: {used:g} runs of {fixed:g} ({saved:g} saved, {percent:g}%, against"
+        f" --runs {high:g}); each case ran {low:g} to {high:g} times, until its pass rate"
+        f" was decided against {bar:g}%"
+    )

@@ -37,6 +37,7 @@ from agentcli.eval.results.model import (
 from ._buffered import BufferedWriter
 from ._view import (
     MatrixView,
+    adaptive_note,
     case_cost_text,
     cost_text,
     failure_message,
@@ -379,6 +380,9 @@ def render_html(report: RunReport) -> str:
         sections.append(_matrix(grid))
     if stability:
         sections.append(_stability(stability, results))
+        note = adaptive_note(summary)
+        if note is not None:
+            sections.append(f'<p class="note">{_e(note)}</p>')
     sections.append(
         '<section id="cases"><h2>Cases</h2><div class="filters">'
         f'<label>Status <select id="status-filter">{options}</select></label>'

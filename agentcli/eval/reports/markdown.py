@@ -9,6 +9,7 @@ from ._buffered import BufferedWriter
 from ._view import (
     STATUS_ICONS,
     MatrixView,
+    adaptive_note,
     cost_text,
     format_duration,
     format_k,
@@ -164,6 +165,9 @@ def render_markdown(report: RunReport) -> str:
     parts += ["## Cases", _cases(results) if results else "_No cases ran._"]
     if report.stability:
         parts += ["## Stability Analysis", _stability(report.stability)]
+        note = adaptive_note(report.summary)
+        if note is not None:
+            parts.append(f"_{escape(note)}_")
     details = [(i, r) for i, r in enumerate(results, 1) if _has_details(r)]
     if details:
         parts.append("## Details")

@@ -14,8 +14,9 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
   [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]
-  [, otel][, sandbox][, connector]`` (``helper_usage``: ``{role: usage}`` of the judges and
-  simulator the case called; ``connector``: the matrix column, only in a matrix run)
+  [, otel][, sandbox][, connector][, attribution]`` (``helper_usage``: ``{role: usage}`` of
+  the judges and simulator the case called; ``connector``: the matrix column, only in a
+  matrix run)
 - summary: ``total, passed, failed, skipped, errors, timeouts, duration_ms, agent_id,
   connector, pass_rate``, then further figures (stability, ``runs_per_case``)
 
@@ -56,6 +57,7 @@ from datetime import datetime
 from typing import Any
 
 from agentcli.assistant.request import ToolCall
+from agentcli.choices import ATTRIBUTIONS, Attribution, one_of
 from agentcli.models.base import Usage
 
 from .model import (
@@ -103,7 +105,7 @@ STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k"
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
                           "assertions", "trace", "metadata", "run", "turns", "checkpoints",
                           "attempts", "logs", "helper_usage", "otel", "sandbox",
-                          "connector"))  # fmt: skip
+                          "connector", "attribution"))  # fmt: skip
 _TRACE_KEYS = frozenset(
     (
         "completion",
@@ -312,6 +314,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["sandbox"] = result.sandbox
     if result.connector is not None:
         data["connector"] = result.connector
+    if result.attribution is not None:
+        data["attribution"] = result.attribution
     if result.extra:
         data.update(result.extra)
     return data
@@ -641,6 +645,17 @@ def _status(read: _Fields) -> Status:
     return "error"
 
 
+def _attribution(read: _Fields) -> Attribution | None:
+    """Who a failure is on, when the file says so with one of ``ATTRIBUTIONS`` (noted if not)."""
+    value = read.data.get("attribution")
+    if value is None:
+        return None
+    known = one_of(value, ATTRIBUTIONS)
+    if known is None:
+        read.note("attribution", f"is {_shown(value)} (not one of {'/'.join(ATTRIBUTIONS)})")
+    return known
+
+
 def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     """A result from its JSON form (ours or Yao's) and the notes of what was ignored."""
     notes: Notes = []
@@ -684,6 +699,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         otel=_otel_ids(read.of_type("otel", dict, "an object")),
         sandbox=read.text("sandbox"),
         connector=connector or None,
+        attribution=_attribution(read),
         extra=_unknown(data, _RESULT_KEYS),
     )
     if notes or result_dict(result) != data:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from agentcli.assistant.request import ToolCall
+from agentcli.choices import Attribution
 from agentcli.models.base import Usage
 
 __all__ = [
@@ -91,6 +92,9 @@ class AssertionResult:
     path: str | None = None
     verdict: JsonObject | None = None
     extra: JsonObject = field(default_factory=dict)
+    # Who a failed assertion is on when not the agent (a judge that errored or wavered, a
+    # script that raised): read by the case's attribution, not written.
+    attribution: Attribution | None = field(default=None, compare=False)
 
     def to_dict(self) -> JsonObject:
         """JSON form: ``type, passed, message[, expected][, actual][, path][, verdict]``."""
@@ -159,6 +163,8 @@ class CaseResult:
     # The matrix column (``-c`` given several times, ``--matrix``) that ran it; None
     # outside a matrix, so single-connector results are written as they always were.
     connector: str | None = None
+    # failed, error or timeout: who it is on (agent, simulator, judge, infra, harness)
+    attribution: Attribution | None = None
     extra: JsonObject = field(default_factory=dict)
     source: JsonObject | None = field(default=None, repr=False, compare=False)
 

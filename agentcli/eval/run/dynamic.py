@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentcli.choices import Attribution
 from agentcli.errors import AgentCliError, ConfigError, SandboxError
 from agentcli.eval.cases.inputs import messages_text
 from agentcli.eval.cases.load import CaseInfo
@@ -39,6 +40,7 @@ from agentcli.eval.results.model import (
     Turn,
     Usage,
 )
+from agentcli.eval.run.attribution import of_assertions, of_exception, of_kind
 from agentcli.eval.run.executor import (
     JudgingExecutor,
     case_sandbox,
@@ -233,6 +235,8 @@ class _Dialogue:
         self.output: Any = None
         self._clock = time.perf_counter()
         self._open: Turn | None = None  # the turn in flight, not yet recorded
+        self.cause: Attribution | None = None  # who a verdict other than passed is on
+        self._judge_trouble = False  # a checkpoint's judge errored or wavered
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -256,6 +260,9 @@ class _Dialogue:
                 try:
                     move = await self._simulate(turn)
                 except (AgentCliError, ValueError) as error:
+                    # Whatever broke it (its model, its JSON contract), the conversation
+                    # could not go on because of the simulator.
+                    self.cause = "simulator"
                     return "error", f"simulator error at turn {turn}: {_describe(error)}"
                 if move.goal_achieved:
                     return self._goal_achieved(turn)
@@ -267,6 +274,7 @@ class _Dialogue:
             if all(p.reached for p in self.points if p.required):
                 return "passed", None
         pending = ", ".join(self._pending(required_only=True))
+        self.cause = "judge" if self._judge_trouble else "agent"
         return (
             "failed",
             f"max turns ({case.max_turns}) reached; required checkpoints not reached: {pending}",
@@ -276,6 +284,7 @@ class _Dialogue:
         pending = self._pending(required_only=True)
         if not pending:
             return "passed", None
+        self.cause = "simulator"  # it declared success the checkpoints do not show
         return "failed", (
             f"the simulator declared the goal achieved at turn {turn} before the required "
             f"checkpoints were reached: {', '.join(pending)}"
@@ -323,14 +332,17 @@ class _Dialogue:
             reply = await target.send(send)
         except AgentCliError as error:
             self._record(record, None, clock, error=error.message)
+            self.cause = of_exception(error)
             return "error", f"agent error at turn {turn}: {error.message}"
         trace = trace_of(reply)
         self._record(record, trace, clock, reasoning=reasoning)
         if reply.status in ("failed", "aborted"):
             record.error = reply.error or f"turn {reply.status}"
+            self.cause = of_kind(reply.error_kind)
             return "error", f"agent error at turn {turn}: {record.error}"
         if reply.status == "max_steps":
             record.error = step_limit_message(trace)
+            self.cause = "agent"
             return "failed", f"agent turn {turn} {record.error}"
         subject = _turn_subject(trace, said, record.duration_ms, self.calls)
         subject.sandbox = self.sandbox.workdir if self.sandbox is not None else None
@@ -383,6 +395,8 @@ class _Dialogue:
                 continue
             results = await evaluate(checkpoint.assert_, subject, self.env)
             passed = all(r.passed for r in results)
+            if not passed and of_assertions(results) == "judge":
+                self._judge_trouble = True
             state.passed = passed
             state.message = _message(results, passed)
             judge = _judge_details(checkpoint, results, subject)
@@ -418,6 +432,7 @@ class _Dialogue:
             status=status,
             input=case.input,
             output=self.output,
+            attribution=None if status == "passed" else self.cause,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             error=error,
             trace=trace,

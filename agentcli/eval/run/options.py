@@ -125,6 +125,24 @@ def with_bare_values(args: list[str], bare: dict[str, tuple[tuple[str, ...], str
     return out
 
 
+def _runs(text: str) -> int | Literal["auto"]:
+    """``--runs`` text: a whole number of runs (1 or more), or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        runs = int(text)
+    except ValueError:
+        runs = 0
+    if runs < 1:
+        from agentcli.errors import ConfigError
+
+        raise ConfigError(
+            f"--runs {text!r}: give a whole number of runs (1 or more), or auto",
+            hint="--runs auto repeats each case until its pass rate is decided (--max-runs)",
+        )
+    return runs
+
+
 def _duration(text: str) -> float:
     """``--timeout`` text (``30s``, ``2m``, ``1h``, a number of seconds) in seconds."""
     from agentcli.durations import parse_duration  # at parse time: --help needs none
@@ -218,10 +236,27 @@ class EvalOptions:
             "--parallel", help="Cases run at once.", min=1, header="parallel", message=False
         ),
     )
-    runs: int = field(
+    runs: int | Literal["auto"] = field(
         default=1,
         metadata=flag(
-            "--runs", help="Runs per case (stability).", min=1, header="runs", message=False
+            "--runs",
+            help="Runs per case (stability); auto: repeat each case until its pass rate is"
+            " decided against --min-pass-rate (at most --max-runs).",
+            parse=_runs,
+            text_default="1",
+            header="runs",
+            message=False,
+        ),
+    )
+    max_runs: int = field(
+        default=10,
+        metadata=flag(
+            "--max-runs",
+            help="With --runs auto: the most runs a case gets.",
+            min=1,
+            header="max_runs",
+            header_when_set=True,
+            message=False,
         ),
     )
     run_filter: str | None = field(
@@ -373,11 +408,11 @@ class EvalOptions:
             header_when_set=True,
         ),
     )
-    min_pass_rate: float = field(
-        default=100.0,
+    min_pass_rate: float | None = field(
+        default=None,
         metadata=flag(
             "--min-pass-rate",
-            help="With --runs: a case passes at this rate (%).",
+            help="With --runs: a case passes at this rate (%; default 100, under --runs auto 80).",
             min=0,
             max=100,
             message=False,
@@ -406,6 +441,25 @@ class EvalOptions:
         metadata=flag(
             "--resume",
             help="Continue a partial results file: keep its finished cases.",
+            message=False,
+        ),
+    )
+    rerun: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--rerun",
+            help="Run again only the cases that failed, errored or timed out in this results"
+            " file, keeping its other results, into a fresh results file.",
+            message=False,
+            header="rerun",
+            header_when_set=True,
+        ),
+    )
+    last_failed: bool = field(
+        default=False,
+        metadata=flag(
+            "--last-failed",
+            help="--rerun the newest results file beside the case file (output-*.jsonl).",
             message=False,
         ),
     )
@@ -445,6 +499,15 @@ class EvalOptions:
             message=False,
         ),
     )
+    include_infra: bool = field(
+        default=False,
+        metadata=flag(
+            "--include-infra",
+            help="With --baseline: count failures on the infrastructure (provider, network,"
+            " timeout) in the comparison too.",
+            message=False,
+        ),
+    )
     alpha: float = field(
         default=0.05,
         metadata=flag(
@@ -455,6 +518,24 @@ class EvalOptions:
             message=False,
         ),
     )
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether ``--runs auto`` was asked."""
+        return self.runs == "auto"
+
+    @property
+    def runs_per_case(self) -> int:
+        """The runs each case may get: ``--runs N``, or ``--max-runs`` under ``--runs auto``."""
+        return self.max_runs if self.runs == "auto" else self.runs
+
+    @property
+    def pass_bar(self) -> float:
+        """``--min-pass-rate`` in percent: as given, else 80 under ``--runs auto`` (a bar of
+        100 can be met only by running every case to ``--max-runs``), else 100."""
+        if self.min_pass_rate is not None:
+            return self.min_pass_rate
+        return 80.0 if self.runs == "auto" else 100.0
 
     @classmethod
     def from_flags(cls, values: dict[str, Any], **given: Any) -> EvalOptions:

@@ -26,6 +26,7 @@ from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult, cell_label
+from agentcli.eval.run.attribution import RETRIED, attribute
 from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import DynamicExecutor
@@ -36,6 +37,7 @@ from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.spend import case_spend
 from agentcli.eval.run.tool_world import world_for
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
+from agentcli.eval.stats.adaptive import SequentialTest
 from agentcli.faults import FaultPlan
 from agentcli.ids import new_id, seeded
 from agentcli.patterns import Pattern
@@ -75,7 +77,8 @@ class EvalConfig:
     context: EvalContext = field(default_factory=EvalContext)
     timeout: float = DEFAULT_TIMEOUT
     parallel: int = 1
-    runs: int = 1
+    runs: int = 1  # under --runs auto: the most a case gets (--max-runs)
+    adaptive: SequentialTest | None = None  # --runs auto: when a case's runs are enough
     fail_fast: bool = False
     run_filter: Pattern | None = None
     before_all: str | None = None
@@ -165,23 +168,26 @@ class RunOutcome:
 
 
 class _Reorder:
-    """Hands results over in case order as soon as every earlier one is known."""
+    """Hands results over in case order as soon as every earlier one is known (a job's
+    results: one run, or under ``--runs auto`` every run of a case)."""
 
     def __init__(self, emit: Callable[[CaseResult], None]) -> None:
         self.emit = emit
         self.next = 0
-        self.waiting: dict[int, CaseResult] = {}
+        self.waiting: dict[int, list[CaseResult]] = {}
 
-    def add(self, index: int, result: CaseResult) -> None:
-        self.waiting[index] = result
+    def add(self, index: int, results: list[CaseResult]) -> None:
+        self.waiting[index] = results
         while self.next in self.waiting:
-            self.emit(self.waiting.pop(self.next))
+            for result in self.waiting.pop(self.next):
+                self.emit(result)
             self.next += 1
 
     def flush(self) -> None:
         """Emit what is buffered, in order, regardless of gaps."""
         for index in sorted(self.waiting):
-            self.emit(self.waiting.pop(index))
+            for result in self.waiting.pop(index):
+                self.emit(result)
 
 
 class EvalRunner:
@@ -326,6 +332,7 @@ class EvalRunner:
                 traced.fail(result.error or result.status)
         result.logs = logs or None
         result.helper_usage = spent or None
+        attribute(result)  # who a failure is on, before anyone is shown it
         self.on_event(RunEvent("test_result", case=case, run=run, result=result, connector=column))
         return result
 
@@ -362,13 +369,16 @@ class EvalRunner:
             except AgentCliError as error:
                 raise BeforeAllFailed(str(error)) from error
         # A job is one run of a case on one column: the case's cells side by side, so a
-        # case's results stay together in the file whatever --parallel does.
+        # case's results stay together in the file whatever --parallel does. Under --runs
+        # auto a job is every run of a cell, one after the other until its stopping rule
+        # decides (cells still run side by side).
         columns = list(self._columns)
+        adaptive = config.adaptive
         jobs = enumerate(
             (case, column, run)
             for case in selected
             for column in columns
-            for run in range(1, config.runs + 1)
+            for run in (range(1, 2) if adaptive else range(1, config.runs + 1))
             if _job_key(case.id, run if config.runs > 1 else None, column) not in config.done
         )
         running: set[asyncio.Task[CaseResult]] = set()
@@ -379,58 +389,22 @@ class EvalRunner:
             for index, (case, column, run) in jobs:  # one shared iterator: every job once
                 if self._stop.is_set():
                     return
-                run_index = run if config.runs > 1 else None
-                refusal = budget.refusal(len(running)) if budget is not None else None
-                if refusal is not None:  # --max-cost: the rest are skipped, saying why
-                    result = CaseResult(
-                        id=case.id,
-                        status="skipped",
-                        input=case.input,
-                        error=refusal,
-                        run=run_index,
-                        connector=column,
-                    )
-                    self.on_event(
-                        RunEvent("test_start", case=case, run=run_index, connector=column)
-                    )
-                    self.on_event(
-                        RunEvent(
-                            "test_result", case=case, run=run_index, result=result, connector=column
-                        )
-                    )
-                    self._reorder.add(index, result)
-                    continue
-                task = asyncio.create_task(self._run_with_retries(case, run_index, column))
-                running.add(task)
-                task.add_done_callback(running.discard)
+                done: list[CaseResult] = []
                 try:
-                    result = await task
-                except asyncio.CancelledError:
-                    current = asyncio.current_task()
-                    if not self._stop.is_set() or (current is not None and current.cancelling()):
-                        raise  # interrupted: the case did not finish
-                    result = CaseResult(
-                        id=case.id,
-                        status="skipped",
-                        input=case.input,
-                        error="cancelled by --fail-fast",
-                        run=run_index,
-                        connector=column,
-                    )
-                    self.on_event(
-                        RunEvent(
-                            "test_result", case=case, run=run_index, result=result, connector=column
-                        )
-                    )
-                if budget is not None:
-                    budget.add(result.cost)
-                self._reorder.add(index, result)
-                if self.stop_when(result) and config.fail_fast and not self._stop.is_set():
-                    failed_case = cell_label(case.id, column)
-                    self.log(f"Stopping due to --fail-fast (failed: {failed_case})", "warning")
-                    self._stop.set()
-                    for other in running:
-                        other.cancel()
+                    while True:
+                        run_index = run if config.runs > 1 else None
+                        result = await self._job(case, run_index, column, running)
+                        done.append(result)
+                        if adaptive is None or self._stop.is_set() or adaptive.done(done):
+                            break
+                        if budget is not None and budget.cut and result.status == "skipped":
+                            break  # past --max-cost: no more runs of this cell either
+                        run += 1
+                finally:  # an interrupted case's finished runs are not lost
+                    if done:
+                        self._reorder.add(index, done)
+                for result in done:
+                    self._stop_on(case, result, column, running)
 
         workers = [asyncio.create_task(worker()) for _ in range(max(1, config.parallel))]
         try:
@@ -445,6 +419,71 @@ class EvalRunner:
             self._reorder.flush()
         outcome.results = self.delivered
         return outcome
+
+    async def _job(
+        self,
+        case: Case,
+        run: int | None,
+        column: str | None,
+        running: set[asyncio.Task[CaseResult]],
+    ) -> CaseResult:
+        """One run of a case on its own task (fail-fast cancels it: ``skipped``); past
+        ``--max-cost`` it is ``skipped`` without running, saying why."""
+        budget = self.budget
+        refusal = budget.refusal(len(running)) if budget is not None else None
+        if refusal is not None:
+            result = CaseResult(
+                id=case.id,
+                status="skipped",
+                input=case.input,
+                error=refusal,
+                run=run,
+                connector=column,
+            )
+            self.on_event(RunEvent("test_start", case=case, run=run, connector=column))
+            self.on_event(
+                RunEvent("test_result", case=case, run=run, result=result, connector=column)
+            )
+            return result
+        task = asyncio.create_task(self._run_with_retries(case, run, column))
+        running.add(task)
+        task.add_done_callback(running.discard)
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._stop.is_set() or (current is not None and current.cancelling()):
+                raise  # interrupted: the case did not finish
+            result = CaseResult(
+                id=case.id,
+                status="skipped",
+                input=case.input,
+                error="cancelled by --fail-fast",
+                run=run,
+                connector=column,
+            )
+            self.on_event(
+                RunEvent("test_result", case=case, run=run, result=result, connector=column)
+            )
+            return result
+        if budget is not None:
+            budget.add(result.cost)
+        return result
+
+    def _stop_on(
+        self,
+        case: Case,
+        result: CaseResult,
+        column: str | None,
+        running: set[asyncio.Task[CaseResult]],
+    ) -> None:
+        """Under ``--fail-fast``: stop the run when ``result`` says so."""
+        if self.stop_when(result) and self.config.fail_fast and not self._stop.is_set():
+            failed_case = cell_label(case.id, column)
+            self.log(f"Stopping due to --fail-fast (failed: {failed_case})", "warning")
+            self._stop.set()
+            for other in running:
+                other.cancel()
 
     async def after_all(self, before_all_data: Any) -> None:
         """Run AfterAll (also after a failed run, for cleanup); its failure is a warning."""
@@ -465,10 +504,12 @@ class EvalRunner:
     async def _run_with_retries(
         self, case: Case, run: int | None, column: str | None = None
     ) -> CaseResult:
-        """``run_case``, re-run while it ends in ``error`` and ``--retries`` allow."""
+        """``run_case``, re-run while ``--retries`` allow and its failure is one a second try
+        can help: ``infra`` (provider, network, timeout) or ``judge``, never the agent's own
+        nor the package's hooks and scripts (docs/eval.md, "Failure attribution")."""
         result = await self.run_case(case, run, column)
         attempts = 1
-        while result.status == "error" and attempts <= self.config.retries:
+        while result.attribution in RETRIED and attempts <= self.config.retries:
             attempts += 1
             self.log(
                 f"retrying [{cell_label(case.id, column)}] (attempt {attempts}/"
@@ -544,6 +585,7 @@ class EvalRunner:
             except AgentCliError as error:
                 failure = error_result(case, run, f"before script failed: {error}", started)
                 failure.connector = column
+                failure.attribution = "harness"
                 return failure
         executor = self._executors[column](case)
         timeout = case.timeout or self.config.timeout

@@ -31,10 +31,12 @@ import agentcli
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import call_user_function
 from agentcli.assistant.package import AssistantPackage, package_file
+from agentcli.choices import Attribution
 from agentcli.errors import ConfigError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.checks.script_assert import StopTest, T
 from agentcli.eval.results.model import CaseResult, Status
+from agentcli.eval.run.attribution import of_exception
 from agentcli.eval.run.executor import elapsed_ms
 from agentcli.eval.run.services import judge_with_agent
 from agentcli.pysource import load_source_module
@@ -152,13 +154,14 @@ class ScriptExecutor:
         t = T(name, judge=self._judge_response, bridge=ctx.bridge)
         status: Status = "passed"
         error: str | None = None
+        cause: Attribution | None = None
         try:
             async with asyncio.timeout(timeout):
                 await _call(function, t, ctx)
         except TimeoutError:
             status, error = "timeout", f"timed out after {timeout:g}s"
         except Exception as raised:
-            status, error = "error", _error_report(raised)
+            status, error, cause = "error", _error_report(raised), of_exception(raised)
         finally:
             ctx.close()
             t.finish()
@@ -174,6 +177,7 @@ class ScriptExecutor:
             assertions=list(t.assertions),
             metadata={"logs": t.logs} if t.logs else {},
             run=run,
+            attribution=cause,
         )
 
     def _context(self, case: Case, run: int | None) -> Context:

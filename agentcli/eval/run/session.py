@@ -50,12 +50,15 @@ from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
+from agentcli.eval.run.preflight import check_connectors, check_references, where
+from agentcli.eval.run.recap import Recap
 from agentcli.eval.run.request import (
     InputSpec,
     classify_input,
     load_context_file,
     refuse_case_options,
 )
+from agentcli.eval.run.rerun import Rerun, load_rerun, rerun_source
 from agentcli.eval.run.runner import (
     BeforeAllFailed,
     EvalConfig,
@@ -68,6 +71,7 @@ from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, r
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, resolve_shard
 from agentcli.eval.run.view import EvalView
+from agentcli.eval.stats.adaptive import SequentialTest
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.faults import FaultPlan
 from agentcli.interrupts import note_interrupt
@@ -184,7 +188,7 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             from agentcli.assistant.response_cache import ResponseCache
 
             registry.cache = ResponseCache()
-            if options.runs > 1:  # repeats of the agent under test must stay independent
+            if options.runs_per_case > 1:  # repeats of the agent under test must stay independent
                 registry.uncached = frozenset({package.id})
         return await _run_input(registry, package, spec, context, options, view, cassettes)
 
@@ -221,7 +225,8 @@ async def _run_input(
             context=context,
             timeout=options.timeout,
             parallel=options.parallel,
-            runs=options.runs,
+            runs=options.runs_per_case,
+            adaptive=_adaptive_test(options),
             fail_fast=options.fail_fast,
             run_filter=_compile_filter(options.run_filter),
             before_all=options.before_all,
@@ -288,6 +293,24 @@ def _cassettes(options: EvalOptions, spec: InputSpec) -> Cassettes:
     return Cassettes(folder, modes[options.record or options.replay])
 
 
+def _adaptive_test(options: EvalOptions) -> SequentialTest | None:
+    """The stopping rule of ``--runs auto``; ``--max-runs`` without it is bad input."""
+    if not options.adaptive:
+        if options.max_runs != EvalOptions().max_runs:
+            raise ConfigError(
+                f"--max-runs {options.max_runs} needs --runs auto",
+                hint="--runs N runs every case N times; --runs auto --max-runs N at most N",
+            )
+        return None
+    if options.resume is not None:
+        raise ConfigError(
+            "--resume cannot continue a --runs auto run: which runs a case still needs "
+            "depends on the runs it had",
+            hint="run it again, or --rerun FILE to run its failed cases again",
+        )
+    return SequentialTest(min_pass_rate=options.pass_bar, max_runs=options.max_runs)
+
+
 def _compile_filter(pattern: str | None) -> Pattern | None:
     """The ``--run`` pattern, searched on case ids within the time bound of user patterns."""
     if not pattern:
@@ -305,14 +328,19 @@ def _preflight_connector(
     unknown connector is a usage error (exit 2), not N case errors; under ``--max-cost``
     each must have a price."""
     package = config.assistant.package
-    specs: set[str | None]
+    named: dict[str, CaseInfo | None] = {}  # each spec, and the first case that names it
     if config.connectors:  # a matrix: its columns win over every case's own connector
-        specs = set(config.connectors)
+        for number, column in enumerate(config.connectors, 1):
+            check_connectors(config.registry, package, [column], label=f"matrix column {number}")
+            named[column] = None
     else:
-        specs = {config.connector or case.connector or package.connector for case in cases}
-        specs.discard(None)
+        for case in cases:
+            wanted = config.connector or case.connector or package.connector
+            if wanted and wanted not in named:
+                own = wanted == case.connector and not config.connector
+                named[wanted] = case if own else None
         if (
-            not specs
+            not named
             and not os.environ.get("AGENT_CONNECTOR")
             and not config.assistant.hooks.create
         ):
@@ -320,8 +348,11 @@ def _preflight_connector(
                 f"assistant {package.id!r} has no connector",
                 hint='set "connector" in package.yao, pass -c, or set AGENT_CONNECTOR',
             )
-    for spec in sorted(s for s in specs if s):
-        model = config.registry.model(spec, package=package)
+    for spec in sorted(named):
+        naming = named[spec]
+        if naming is not None:  # a case's own connector: its file:line in the message
+            check_connectors(config.registry, package, [spec], label=f"{where(naming)}: connector")
+        model = config.registry.model(spec, package=package)  # -c's or the package's
         if need_price and price_of(model) is None:
             raise ConfigError(
                 f"--max-cost needs the price of connector {spec!r} ({model.provider}/"
@@ -376,7 +407,9 @@ def _resolve_hooks(
                 hooks.check(ref)  # not imported here: that may need what BeforeAll sets up
             except PackageError as error:
                 raise PackageError(
-                    f"case {case.id}: hook {error.detail}", path=source, hint=error.hint
+                    f"case {case.id}: hook {error.detail}",
+                    path=str(case.source) if case.source is not None else source,
+                    hint=error.hint,
                 ) from None
             checked.add(ref)
 
@@ -410,6 +443,7 @@ class RunPlan:
     baseline: LoadedRun | None = None  # --baseline: the results the run is compared with
     otel: dict[str, str] | None = None  # --otel: the run span's trace and span ids
     columns: tuple[str, ...] = ()  # a connector matrix: the connectors every case runs on
+    rerun: Rerun | None = None  # --rerun / --last-failed: the run whose failures run again
 
 
 async def _run_cases(
@@ -422,12 +456,22 @@ async def _run_cases(
     suite: ScriptSuite | None = None,
 ) -> int:
     """Plan the run, run it, finish it: the exit code."""
-    cases, total = _selected_cases(config, cases, options, view)
+    source = rerun_source(options, spec.path)
+    rerun = None
+    if source is not None:
+        options.rerun = source  # the header names it, and no -o may write over it
+        rerun = load_rerun(source)
+    if rerun is not None and not rerun.ids:
+        view.info(f"No failed cases in {rerun.source}: nothing to re-run")
+        return EXIT_OK
+    cases, total = _selected_cases(config, cases, options, view, rerun)
     if options.dry_run:
         return _dry_run(cases, options, view, spec)
     if options.estimate:
         return _estimate(config, cases, view)
     plan = _plan(config, cases, total, options, spec, suite)
+    if rerun is not None:  # the other cases' results are kept as that run wrote them
+        plan.rerun, plan.kept = rerun, rerun.kept
     _announce(plan, config, options, view)
     package = config.assistant.package
     attributes = {"agentcli.agent.id": package.id, "agentcli.connector": plan.connector}
@@ -461,9 +505,14 @@ def _summary_attributes(summary: RunSummary) -> dict[str, int | float]:
 
 
 def _selected_cases(
-    config: EvalConfig, cases: CaseSet, options: EvalOptions, view: EvalView
+    config: EvalConfig,
+    cases: CaseSet,
+    options: EvalOptions,
+    view: EvalView,
+    rerun: Rerun | None = None,
 ) -> tuple[CaseSet, int]:
-    """The cases of this shard that ``--run`` selects, and how many the shard holds."""
+    """The cases of this shard that ``--run`` (and ``--rerun``) select, and how many the
+    shard holds."""
     if options.shard:
         shard = resolve_shard(options.shard)
         index, count = shard.index, shard.count
@@ -473,6 +522,15 @@ def _selected_cases(
     run_filter = config.run_filter
     if run_filter is not None:  # once, here: everything after sees only the selected cases
         cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
+    if rerun is not None:
+        failing = rerun.ids
+        cases = cases.where(lambda case_id: case_id in failing)
+        if not len(cases):
+            raise ConfigError(
+                f"none of the {_count(len(failing), 'failed case')} of {rerun.source} "
+                "is in this case file (or selection)",
+                hint="re-run with the case file that run used",
+            )
     return cases, total
 
 
@@ -506,6 +564,14 @@ def _plan(
         raise ConfigError(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
+    if suite is None:  # judges, script functions, simulators' connectors
+        check_references(
+            config.registry,
+            HookRunner(package),
+            selected,
+            simulator=config.simulator,
+            fallback=input_label,
+        )
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
         for column in config.columns().values():
             assert column.cassettes is not None
@@ -568,16 +634,29 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         view.info(f"Context: {options.ctx_file}")
     if config.registry.state.kind != "fresh":
         view.info(f"State: {config.registry.state.label}")
-    if config.runs > 1:
+    if config.adaptive is not None:
+        test = config.adaptive
+        view.info(
+            f"Runs: auto, {test.min_runs}-{test.max_runs} per test case, until the pass rate"
+            f" is decided against {test.min_pass_rate:g}% (SPRT)"
+        )
+    elif config.runs > 1:
         view.info(f"Runs: {config.runs} per test case (stability analysis)")
-        if options.min_pass_rate < 100:
-            view.info(f"Min pass rate: {options.min_pass_rate:g}%")
+        if options.pass_bar < 100:
+            view.info(f"Min pass rate: {options.pass_bar:g}%")
     view.info(f"Timeout: {config.timeout:g}s")
     if config.max_steps is not None:
         view.info(f"Max steps: {config.max_steps} per turn")
     view.info(f"Parallel: {config.parallel}")
     if writer.stream_path is not None:
         view.info(f"Streaming results to {writer.stream_path}")
+    if plan.rerun is not None:
+        view.info(
+            f"Re-run: {_count(len(selected), 'failed case')} of {plan.rerun.source}"
+            f" ({len(kept)} results of the others kept)"
+        )
+        for warning in plan.rerun.warnings:
+            view.warning(warning)
     if options.resume:
         view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
         assert plan.resumed is not None
@@ -656,16 +735,20 @@ class ResultTally:
         runs: int,
         min_pass_rate: float,
         faults: FaultPlan | None = None,
+        adaptive: SequentialTest | None = None,
     ) -> None:
         self.writer, self.show_stability = plan.writer, show_stability
         self.runs, self.min_pass_rate = runs, min_pass_rate
         self.counts: dict[str, int] = {}
         self.costs = CostTotals()
+        self.recap = Recap()
         self.write_failure: OutputError | None = None
         self.stop_run: Callable[[], object] = lambda: None  # called when writing fails
         columns = plan.columns
         self.tracker = (
-            StabilityTracker(runs=runs, faults=_faulted(plan, faults)) if runs > 1 else None
+            StabilityTracker(runs=runs, faults=_faulted(plan, faults), stop=adaptive)
+            if runs > 1
+            else None
         )
         if self.tracker is not None:
             for info in plan.selected:
@@ -681,6 +764,7 @@ class ResultTally:
         tracked: set[tuple[str, int | None, str | None]] = set()
         for previous in kept:  # the reader's statuses: always one of STATUSES
             counts[previous.status] = counts.get(previous.status, 0) + 1
+            self.recap.add(previous)
             key = (previous.id, previous.run, previous.connector)
             if not previous.id or key in tracked:
                 continue  # a run kept twice counts once in its case's figures
@@ -698,6 +782,7 @@ class ResultTally:
             return  # the run is stopping: results cannot reach the disk any more
         counts[result.status] = counts.get(result.status, 0) + 1
         self.costs.add(result)
+        self.recap.add(result)
         if self.grid is not None:
             self.grid.add(result)
         try:
@@ -745,8 +830,9 @@ class CaseRun:
             plan,
             lambda stats: outbox.put(view.stability, stats),
             runs=config.runs,
-            min_pass_rate=options.min_pass_rate,
+            min_pass_rate=options.pass_bar,
             faults=options.faults,
+            adaptive=config.adaptive,
         )
         suite = plan.suite
         self.runner = EvalRunner(
@@ -837,11 +923,17 @@ class CaseRun:
         )
         tally.costs.write_to(summary)
         stability = tracker.results() if tracker is not None else []
+        classes = tally.recap.counts()
+        if classes:  # who the failures are on; a run that passed keeps its summary as it was
+            summary.extra["attribution"] = classes
         if tracker is not None:
-            summary.extra.update(stability_summary(stability, min_pass_rate=options.min_pass_rate))
+            summary.extra.update(stability_summary(stability, min_pass_rate=options.pass_bar))
             summary.extra["runs_per_case"] = config.runs
+            if config.adaptive is not None:  # runs used against --runs --max-runs
+                used = sum(stats.runs + stats.skipped for stats in stability)
+                summary.extra["adaptive"] = config.adaptive.saving(len(stability), used)
         if tally.grid is not None:
-            summary.extra["matrix"] = tally.grid.summary(self.matrix_pass, options.min_pass_rate)
+            summary.extra["matrix"] = tally.grid.summary(self.matrix_pass, options.pass_bar)
         if write_failure is not None:
             writer.abandon()
             raise _resumable(write_failure, writer.stream_path or output_path)
@@ -861,10 +953,11 @@ class CaseRun:
         if self.failed_before_all is not None:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
             return EXIT_USAGE
+        view.failures(self.tally.recap.failures(), self.tally.recap.counts())
         view.summary(summary, str(output_path))
         grid = self.tally.grid
         if grid is not None:
-            view.matrix(grid, self.matrix_pass, options.min_pass_rate)
+            view.matrix(grid, self.matrix_pass, options.pass_bar)
         write_failure = self.tally.write_failure
         if write_failure is not None:  # after the summary: the figures are true, a file is not
             raise write_failure
@@ -877,9 +970,9 @@ class CaseRun:
                 f"Interrupted: {self.runner.delivered} finished results written to {written}"
             )
             return EXIT_INTERRUPTED
-        code = exit_code_for(summary, stability, options.min_pass_rate)
+        code = exit_code_for(summary, stability, options.pass_bar)
         if grid is not None:  # a matrix: its cells decide, by --matrix-pass
-            code = grid.exit_code(self.matrix_pass, options.min_pass_rate)
+            code = grid.exit_code(self.matrix_pass, options.pass_bar)
         verdict = code  # the banner tells the cases' truth; --gate may decide the exit code
         if self.plan.baseline is not None:
             from agentcli.eval.compare.gate import gate_run
@@ -910,6 +1003,8 @@ def _baseline(options: EvalOptions) -> LoadedRun | None:
             raise ConfigError(
                 f"--alpha {options.alpha:g} needs --baseline FILE: the runs it compares"
             )
+        if options.include_infra:
+            raise ConfigError("--include-infra needs --baseline FILE: the runs it compares")
         return None  # the compare package is not even imported
     from agentcli.eval.compare.gate import load_baseline
 
@@ -918,7 +1013,7 @@ def _baseline(options: EvalOptions) -> LoadedRun | None:
 
 def _input_files(options: EvalOptions, spec: InputSpec, suite: ScriptSuite | None) -> list[Path]:
     """The files the run reads, which no output may overwrite."""
-    files = [spec.path, suite.path if suite else None, options.ctx_file]
+    files = [spec.path, suite.path if suite else None, options.ctx_file, options.rerun]
     return [path for path in files if path is not None]
 
 

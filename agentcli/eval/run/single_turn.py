@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.errors import AgentCliError, SandboxError
 from agentcli.eval.checks.assertions import Subject, evaluate, output_under_test
 from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
+from agentcli.eval.run.attribution import of_exception, of_kind
 from agentcli.eval.run.executor import (
     JudgingExecutor,
     case_sandbox,
@@ -63,7 +64,9 @@ class SingleTurnExecutor(JudgingExecutor):
                 result.trace = Trace(retries=retries)
             return result
         except AgentCliError as error:  # a hook's failure (HookError) among them
-            return error_result(case, run, str(error), started)
+            result = error_result(case, run, str(error), started)
+            result.attribution = of_exception(error)
+            return result
         duration_ms = elapsed_ms(started)
         trace = trace_of(reply)
         trace.retries = retries or None
@@ -74,6 +77,7 @@ class SingleTurnExecutor(JudgingExecutor):
             result = error_result(case, run, reason, started)
             result.trace = trace
             result.output = output_under_test(trace)
+            result.attribution = of_kind(reply.error_kind)
             return result
         workdir = sandbox.workdir if sandbox is not None else None
         subject = Subject.from_trace(

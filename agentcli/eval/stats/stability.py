@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agentcli.eval.results.codec import usage_dict
 from agentcli.eval.results.model import CaseResult, Usage, cell_label
@@ -286,6 +286,14 @@ def stability_summary(
 # -- live tracking --------------------------------------------------------------------------
 
 
+class StopRule(Protocol):
+    """When a case's runs are enough (``--runs auto``: ``adaptive.SequentialTest``)."""
+
+    def done(self, results: Sequence[CaseResult]) -> bool:
+        """Whether a case with these runs, in run order, needs no more."""
+        ...
+
+
 class StabilityTracker:
     """Collects runs as they finish (any order) and reports per-case figures deterministically.
 
@@ -295,12 +303,18 @@ class StabilityTracker:
     """
 
     def __init__(
-        self, case_ids: Iterable[str] = (), *, runs: int = 1, faults: dict[str, str] | None = None
+        self,
+        case_ids: Iterable[str] = (),
+        *,
+        runs: int = 1,
+        faults: dict[str, str] | None = None,
+        stop: StopRule | None = None,
     ) -> None:
         if runs < 1:
             raise ValueError(f"runs must be at least 1, got {runs}")
         self.runs = runs
         self.faults = faults or {}  # case id -> the fault plan its runs ran under
+        self.stop = stop  # --runs auto: a case is done when this says so (runs: at most)
         self._order: dict[_Cell, int] = {}
         self._runs: dict[_Cell, dict[int, CaseResult]] = {}
         for case_id in case_ids:
@@ -321,8 +335,12 @@ class StabilityTracker:
         return self.stats(*cell) if self.done(*cell) else None
 
     def done(self, case_id: str, connector: str | None = None) -> bool:
-        """True when every one of the case's ``runs`` runs has been recorded."""
-        return len(self._runs.get((case_id, connector), {})) >= self.runs
+        """True when every one of the case's ``runs`` runs has been recorded (under
+        ``--runs auto``: when its stopping rule says so)."""
+        runs = self._runs.get((case_id, connector), {})
+        if len(runs) >= self.runs:
+            return True
+        return self.stop is not None and self.stop.done([runs[i] for i in sorted(runs)])
 
     def stats(self, case_id: str, connector: str | None = None) -> CaseStability:
         """The case's figures over the runs recorded so far."""

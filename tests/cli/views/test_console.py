@@ -186,7 +186,7 @@ def test_json_events_are_one_object_per_line():
     assert lines == [
         {"type": "test_start", "id": "a", "input": "hi"},
         {"type": "test_result", "id": "a", "status": "passed", "duration_ms": 3},
-        {"type": "summary", "total": 1},
+        {"type": "summary", "total": 1, "failures": []},
     ]
 
 

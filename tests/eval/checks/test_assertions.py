@@ -730,3 +730,71 @@ def test_validate_assertion_problems(fields, problem):
 )
 def test_validate_assertion_accepts(fields):
     assert validate_assertion(Assertion(**fields)) is None
+
+
+# --- judge_samples and who a failed assertion is on ------------------------------------------
+
+
+def wavering(*votes: bool):
+    """A judge that answers ``votes`` in turn."""
+    answers = iter(votes)
+
+    async def judge(use, criteria, subject, options):
+        vote = next(answers)
+        return {"passed": vote, "reason": "fine" if vote else "not fine"}
+
+    return AssertionEnv(judge=judge)
+
+
+async def test_judge_samples_ask_n_times_and_the_majority_decides():
+    result = await check(
+        "agent", "x", wavering(True, False, True), use="agents:v", value="c", judge_samples=3
+    )
+    assert result.passed and result.attribution is None
+    assert result.message == "fine (judge split 2/3 passed)"
+    assert result.verdict["votes"] == {"passed": 2, "failed": 1}
+    assert result.verdict["disagreement"] is True
+    assert [s["passed"] for s in result.verdict["samples"]] == [True, False, True]
+
+
+async def test_a_failing_majority_the_samples_disagree_on_is_the_judges():
+    split = await check(
+        "agent", "x", wavering(False, True, False), use="agents:v", value="c", judge_samples=3
+    )
+    assert not split.passed and split.attribution == "judge"
+    tie = await check(
+        "agent", "x", wavering(True, False), use="agents:v", value="c", judge_samples=2
+    )
+    assert not tie.passed and tie.attribution == "judge"  # a tie is no majority for passing
+    agreed = await check(
+        "agent", "x", wavering(False, False), use="agents:v", value="c", judge_samples=2
+    )
+    assert not agreed.passed and agreed.attribution is None and not agreed.verdict["disagreement"]
+
+
+async def test_one_sample_keeps_the_verdict_as_it_was():
+    result = await check("agent", "x", wavering(False), use="agents:v", value="c")
+    assert result.verdict == {"passed": False, "reason": "not fine", "criteria": "c"}
+
+
+async def test_a_judge_or_script_that_raises_is_not_the_agents_failure():
+    async def down(use, criteria, subject, options):
+        raise ValueError("validator agent error: down")
+
+    judged = await check("agent", "x", AssertionEnv(judge=down), use="agents:v", value="c")
+    assert not judged.passed and judged.attribution == "judge"
+
+    def broken(output, case_input, value):
+        raise RuntimeError("bug")
+
+    env = AssertionEnv(script=lambda ref: broken)
+    scripted = await check("script", "x", env, script="checks.Broken")
+    assert not scripted.passed and scripted.attribution == "harness"
+    plain = await check("contains", "x", value="y")
+    assert not plain.passed and plain.attribution is None
+
+
+def test_judge_samples_belong_to_agent_assertions():
+    assert validate_assertion(Assertion("contains", value="x", judge_samples=3)) == (
+        '"judge_samples" is only used by agent assertions, not contains'
+    )

@@ -190,3 +190,27 @@ def test_the_failure_reason_of_the_new_run_is_kept():
     (case,) = diff([result("a")], [result("a", "failed", message="expected 'x'")]).cases
     assert case.new.reason == "expected 'x'"
     assert case.base.reason == ""
+
+
+def test_infra_failures_are_left_out_unless_asked():
+    base = [result("flaky"), result("slow"), result("broken")]
+    new = [result("flaky", "error"), result("slow", "timeout"), result("broken", "failed")]
+    new[0].attribution = new[1].attribution = "infra"
+    new[2].attribution = "agent"
+    compared = diff(base, new)
+    assert kinds(compared) == {"flaky": "skipped", "slow": "skipped", "broken": "regression"}
+    assert compared.notes == [
+        "new.jsonl: 2 infra failure(s) (provider, network, timeout) not counted;"
+        " --include-infra counts them"
+    ]
+    counted = diff(base, new, include_infra=True)
+    assert kinds(counted) == {"flaky": "regression", "slow": "regression", "broken": "regression"}
+    assert counted.notes == []
+
+
+def test_an_infra_run_among_repeats_is_left_out_of_the_counts():
+    base = repeats("c", 5, 5)
+    new = repeats("c", 4, 5)
+    new[-1].status, new[-1].attribution = "error", "infra"
+    (case,) = diff(base, new).cases
+    assert (case.new.passed, case.new.counted) == (4, 4)

@@ -284,3 +284,16 @@ def test_a_step_count_that_is_not_a_whole_number_is_ignored_with_a_note():
     )
     assert result.trace is not None and result.trace.steps is None
     assert notes == ['trace.steps is "many" (not a whole number >= 0: ignored)']
+
+
+def test_attribution_is_written_only_when_set_and_read_back():
+    plain = CaseResult(id="a", status="failed")
+    assert "attribution" not in plain.to_dict()
+    blamed = CaseResult(id="a", status="error", attempts=2, attribution="infra")
+    data = blamed.to_dict()
+    assert list(data)[-2:] == ["attempts", "attribution"]
+    back, notes = read_result(json.loads(json.dumps(data)))
+    assert back.attribution == "infra" and notes == [] and back.source is None
+    odd, notes = read_result({**data, "attribution": "gremlins"})
+    assert odd.attribution is None and odd.source is not None  # written back as it was read
+    assert notes and "attribution" in notes[0]

@@ -38,6 +38,7 @@ GIVEN = {
     "max_steps": 60,
     "parallel": 4,
     "runs": 3,
+    "max_runs": 5,
     "run_filter": "^a",
     "fail_fast": True,
     "dry_run": True,
@@ -59,6 +60,8 @@ GIVEN = {
     "shard": "1/2",
     "retries": 2,
     "resume": Path("old.jsonl"),
+    "rerun": Path("old.jsonl"),
+    "last_failed": True,
     "force": True,
     "baseline": Path("main.jsonl"),
     "gate": "regressions",
@@ -66,6 +69,7 @@ GIVEN = {
     "max_cost": 2.5,
     "estimate": True,
     "otel": True,
+    "include_infra": True,
 }
 
 
@@ -132,6 +136,7 @@ def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     assert [flag.name for flag in parsed] == [
         "matrix_pass",
         "timeout",
+        "runs",
         "record",
         "replay",
         "faults",
