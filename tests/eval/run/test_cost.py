@@ -193,3 +193,14 @@ def test_the_token_counter_uses_a_local_encoding_and_leaves_the_environment_alon
     count, name = token_counter()
     assert name == "tiktoken o200k_base"  # litellm's bundled copy still serves
     assert os.environ["TIKTOKEN_CACHE_DIR"] == "/nonexistent-folder"
+
+
+def test_max_cost_in_a_matrix_needs_a_price_for_every_column(project, server):
+    write_cases(project / "cases.jsonl", [{"id": "c1", "input": "hi"}])
+    result = runner.invoke(
+        app,
+        ["eval", "greeter", "@cases.jsonl", "-c", "loop", "-c", "unpriced", "--max-cost", "1"],
+    )
+    assert result.exit_code == 2, result.output
+    assert "--max-cost needs the price of connector 'unpriced'" in result.output
+    assert server.requests == []
