@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
+from agentcli.assistant.process import processes_scope
 from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
@@ -131,7 +132,8 @@ class Conversation:
         self._task = asyncio.current_task()
         ctx = self._context()
         try:
-            return await self._send(ctx, new_messages)
+            with processes_scope(self.assistant.processes, ctx):
+                return await self._send(ctx, new_messages)
         finally:
             ctx.close()
             if self.agent is not None and self.agent.services is ctx:
