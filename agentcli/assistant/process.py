@@ -41,6 +41,7 @@ __all__ = [
     "map_process_args",
     "process",
     "processes_scope",
+    "use_processes",
     "wants_ctx",
 ]
 
@@ -226,6 +227,12 @@ def processes_scope(processes: Processes, ctx: Any = None) -> Iterator[None]:
         yield
     finally:
         _SCOPE.reset(token)
+
+
+def use_processes(processes: Processes) -> None:
+    """For the rest of the calling task (and what it starts), ``process()`` resolves
+    through ``processes``: the eval runner's hooks (Before, After, BeforeAll, AfterAll)."""
+    _SCOPE.set((processes, None))
 
 
 def current_processes() -> tuple[Processes, Any] | None:

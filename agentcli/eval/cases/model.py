@@ -21,6 +21,7 @@ __all__ = [
     "Checkpoint",
     "Simulator",
     "SimulatorOptions",
+    "StateFixture",
     "input_text",
 ]
 
@@ -46,6 +47,7 @@ class Assertion:
     mode: str | None = None
     arguments_mode: str | None = None
     scope: str | None = None
+    query: str | dict[str, Any] | None = None  # state: SQL text or a model query
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -66,12 +68,13 @@ class Assertion:
             mode=obj.get("mode"),
             arguments_mode=obj.get("arguments_mode"),
             scope=obj.get("scope"),
+            query=obj.get("query"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with only the fields that are set (``type`` first)."""
         data: dict[str, Any] = {"type": self.type}
-        for key in ("value", "path", "script", "use", "mode", "arguments_mode", "scope"):
+        for key in ("value", "path", "script", "use", "mode", "arguments_mode", "scope", "query"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.options:
@@ -131,6 +134,25 @@ class Checkpoint:
     required: bool = True
 
 
+@dataclass(slots=True)
+class StateFixture:
+    """``state.before`` of a case: memory values by namespace and owner
+    (``{"user": {"test-user": {"budget": 100}}}``) and the rows each data model's table
+    holds when the case starts (``{"order": [{...}]}``: the table emptied, then filled)."""
+
+    memory: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    models: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (as the case file writes it under ``state.before``)."""
+        data: dict[str, Any] = {}
+        if self.memory:
+            data["memory"] = self.memory
+        if self.models:
+            data["models"] = self.models
+        return data
+
+
 @dataclass(slots=True, frozen=True)
 class CaseSource:
     """Where a case was defined (``file`` as shown to the user)."""
@@ -163,6 +185,7 @@ class Case:
     max_turns: int = DEFAULT_MAX_TURNS
     source: CaseSource | None = None
     messages: list[dict[str, Any]] = field(default_factory=list)
+    state_before: StateFixture | None = None  # "state": {"before": ...}
 
     @property
     def is_dynamic(self) -> bool:
@@ -199,6 +222,7 @@ class Case:
             "simulator": _simulator_dict(self.simulator),
             "checkpoints": [_checkpoint_dict(c) for c in self.checkpoints] or None,
             "max_turns": self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else None,
+            "state": {"before": self.state_before.to_dict()} if self.state_before else None,
         }
         data.update((k, v) for k, v in optional.items() if v is not None)
         return data

