@@ -26,6 +26,8 @@ HEAVY = (
     "prompt_toolkit",
     "regex",  # user patterns only (agentcli/patterns.py)
     "pydantic",  # typer >= 0.29 imports it to parse every command line (see pyproject)
+    "sqlalchemy",  # data models only: a package without models opens no database
+    "psycopg",
 )
 
 
@@ -63,6 +65,7 @@ def test_an_offline_eval_imports_no_client(tmp_path):
         "jinja2",
         "pydantic",
         "regex",
+        "sqlalchemy",  # no data models in the package: no database, no SQLAlchemy
     }
     assert not heavy & set(loaded)
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
