@@ -59,24 +59,34 @@ class Process:
     kind: ProcessKind
     function: Callable[..., Any]
     wants_ctx: bool = False
+    # The resolver of the package the function belongs to: while it runs, process()
+    # resolves there, however it was called (a tool, ctx.mcp, another process).
+    scope: Processes | None = None
+
+    def _scope(self, ctx: Any) -> contextlib.AbstractContextManager[None]:
+        if self.scope is None:
+            return contextlib.nullcontext()
+        return processes_scope(self.scope, ctx)
 
     def call_sync(self, args: list[Any], ctx: Any = None) -> Any:
         """Call it in this thread (an async function runs on a loop of its own here)."""
         kwargs = {"ctx": ctx} if self.wants_ctx else {}
-        result = self.function(*args, **kwargs)
-        if inspect.isawaitable(result):
-            result = asyncio.run(_awaited(result))
+        with self._scope(ctx):
+            result = self.function(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
         return result
 
     async def call(self, args: list[Any], ctx: Any = None) -> Any:
         """Call it from the event loop: async functions awaited, the rest (model methods
         included: they wait on the database) in a thread of their own."""
         kwargs = {"ctx": ctx} if self.wants_ctx else {}
-        if inspect.iscoroutinefunction(self.function):
-            return await self.function(*args, **kwargs)
-        result = await in_own_thread(self.function, *args, **kwargs)
-        if inspect.isawaitable(result):
-            result = await result
+        with self._scope(ctx):
+            if inspect.iscoroutinefunction(self.function):
+                return await self.function(*args, **kwargs)
+            result = await in_own_thread(self.function, *args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
         return result
 
 
@@ -165,7 +175,7 @@ class Processes:
         from agentcli.assistant.tools import load_src_function
 
         function = load_src_function(owner.package.path / "src", ref, path=path)
-        return Process(name, "python", function, wants_ctx(function))
+        return Process(name, "python", function, wants_ctx(function), owner.processes)
 
     async def run(self, name: str, args: list[Any], ctx: Any = None) -> Any:
         """Resolve and call ``name`` from the event loop; a failure is a ``ToolError``."""
