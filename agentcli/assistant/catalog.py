@@ -12,10 +12,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.package import AssistantPackage, assistant_id, load_package
 from agentcli.errors import AgentCliError, ConfigError
+
+if TYPE_CHECKING:
+    from agentcli.assistant.tools import ToolBox
 
 __all__ = ["PackageReport", "check_package", "summarize_package", "tool_count"]
 
@@ -176,9 +179,24 @@ def _connector(
 
 
 async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
-    from agentcli.assistant.tools import ToolBox
+    from agentcli.assistant.data import DATABASE_URL_VARIABLE
+    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.state import StateDir
 
-    box = ToolBox.for_package(package, env=env)
+    # The package as a run loads it, so process tools resolve every Process name (a data
+    # model's method too); its models are checked against a throw-away database, never
+    # the user's.
+    state = StateDir.fresh()
+    scratch = {key: value for key, value in env.items() if key != DATABASE_URL_VARIABLE}
+    registry = AssistantRegistry(package.root, cwd=package.path, state=state, env=scratch)
+    try:
+        await _check_tools(report, package, registry.get(package).toolbox)
+    finally:
+        await registry.aclose()
+        state.remove()
+
+
+async def _check_tools(report: PackageReport, package: AssistantPackage, box: ToolBox) -> None:
     for spec in box.specs.values():
         report.warnings += spec.warnings
         if spec.transport != "process":

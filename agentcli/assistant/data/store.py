@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from agentcli.assistant.data import DATABASE_URL_VARIABLE
 from agentcli.assistant.data.methods import DataModel
 from agentcli.assistant.data.migrate import migrate, reset
 from agentcli.assistant.data.schema import ModelSpec, did_you_mean
@@ -23,7 +24,6 @@ from agentcli.errors import ConfigError, PackageError, StorageError, ToolError
 
 __all__ = ["DATABASE_URL_VARIABLE", "DATA_FILE", "DataStore", "database_url"]
 
-DATABASE_URL_VARIABLE = "AGENTCLI_DATABASE_URL"
 DATA_FILE = "data.sqlite3"
 _BUSY_SECONDS = 30  # how long a SQLite writer waits for another one
 
