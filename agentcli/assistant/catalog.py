@@ -180,17 +180,25 @@ def _connector(
 
 async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
     from agentcli.assistant.data import DATABASE_URL_VARIABLE
+
+    # Process tools resolve every Process name, a data model's method too: the package's
+    # models are registered in a throw-away database for it, never the user's.
+    from agentcli.assistant.data.schema import load_models
+    from agentcli.assistant.process import Processes
     from agentcli.assistant.session import AssistantRegistry
     from agentcli.assistant.state import StateDir
+    from agentcli.assistant.tools import ToolBox
 
-    # The package as a run loads it, so process tools resolve every Process name (a data
-    # model's method too); its models are checked against a throw-away database, never
-    # the user's.
     state = StateDir.fresh()
     scratch = {key: value for key, value in env.items() if key != DATABASE_URL_VARIABLE}
     registry = AssistantRegistry(package.root, cwd=package.path, state=state, env=scratch)
     try:
-        await _check_tools(report, package, registry.get(package).toolbox)
+        specs = load_models(package.path, package.id)
+        if specs:
+            registry.data.register(specs)
+        box = ToolBox.for_package(package, env=env)
+        box.processes = Processes(package, registry)
+        await _check_tools(report, package, box)
     finally:
         await registry.aclose()
         state.remove()

@@ -31,7 +31,8 @@ from agentcli.errors import AgentCliError, PackageError, ToolError, UnknownAssis
 from agentcli.threads import in_own_thread
 
 if TYPE_CHECKING:
-    from agentcli.assistant.session import Assistant
+    from agentcli.assistant.package import AssistantPackage
+    from agentcli.assistant.session import AssistantRegistry
 
 __all__ = [
     "Process",
@@ -95,10 +96,12 @@ async def _awaited(value: Any) -> Any:
 
 
 class Processes:
-    """The process names one assistant package can call, resolved once each."""
+    """The process names one assistant package can call, resolved once each; ``registry``
+    holds the data models and finds the other assistants."""
 
-    def __init__(self, assistant: Assistant) -> None:
-        self.assistant = assistant
+    def __init__(self, package: AssistantPackage, registry: AssistantRegistry) -> None:
+        self.package = package
+        self.registry = registry
         self._resolved: dict[str, Process] = {}
 
     def resolve(self, name: str, *, path: Path | None = None) -> Process:
@@ -106,7 +109,7 @@ class Processes:
         (the file naming it; package.yao when not given)."""
         found = self._resolved.get(name)
         if found is None:
-            found = self._resolved[name] = self._resolve(name, path or self.assistant.package.file)
+            found = self._resolved[name] = self._resolve(name, path or self.package.file)
         return found
 
     def _resolve(self, name: str, path: Path) -> Process:
@@ -116,17 +119,17 @@ class Processes:
         if parts[0] == "agents" and len(parts) >= 4:
             return self._agent_function(name, parts[1:], path)
         if parts[0] == "scripts" and len(parts) >= 3:
-            return self._python(name, self.assistant, ".".join(parts[1:]), path)
-        return self._python(name, self.assistant, name, path)
+            return self._python(name, self, ".".join(parts[1:]), path)
+        return self._python(name, self, name, path)
 
     def _model_process(self, name: str, parts: list[str], path: Path) -> Process:
         *model, method = parts
         store_name = ".".join(model)
         if model[0] == "agents" and len(model) >= 3:
-            self._load_owner(model[1:], path)
-        elif self.assistant.data is not None:
-            store_name = f"agents.{self.assistant.id}.{store_name}"
-        data = self.assistant.registry.data_store
+            self._load_owner(model[1:])
+        else:
+            store_name = f"agents.{self.package.id}.{store_name}"
+        data = self.registry.data_store
         if data is None or not data.has(store_name):
             known = sorted(m.name for m in data.models()) if data is not None else []
             raise PackageError(
@@ -140,27 +143,25 @@ class Processes:
             raise PackageError(f"process {name!r}: {error.message}", path=str(path)) from None
         return Process(name, "model", function)
 
-    def _load_owner(self, parts: list[str], path: Path) -> None:
+    def _load_owner(self, parts: list[str]) -> None:
         """Load the assistant whose id leads ``parts`` (ids may hold dots: the longest that
         resolves wins), so its models are registered."""
-        registry = self.assistant.registry
         for cut in range(len(parts) - 1, 0, -1):
             candidate = ".".join(parts[:cut])
-            if candidate == self.assistant.id:
+            if candidate == self.package.id:
                 return
             try:
-                registry.get(candidate)
+                self.registry.get(candidate)
             except UnknownAssistantError:
                 continue
             return
 
     def _agent_function(self, name: str, parts: list[str], path: Path) -> Process:
-        registry = self.assistant.registry
         for cut in range(len(parts) - 2, 0, -1):
             candidate = ".".join(parts[:cut])
             try:
                 owner = (
-                    self.assistant if candidate == self.assistant.id else registry.get(candidate)
+                    self if candidate == self.package.id else self.registry.get(candidate).processes
                 )
             except UnknownAssistantError:
                 continue
@@ -171,11 +172,11 @@ class Processes:
             hint='write "agents.<assistant id>.<file>.<Function>"',
         )
 
-    def _python(self, name: str, owner: Assistant, ref: str, path: Path) -> Process:
+    def _python(self, name: str, owner: Processes, ref: str, path: Path) -> Process:
         from agentcli.assistant.tools import load_src_function
 
         function = load_src_function(owner.package.path / "src", ref, path=path)
-        return Process(name, "python", function, wants_ctx(function), owner.processes)
+        return Process(name, "python", function, wants_ctx(function), owner)
 
     async def run(self, name: str, args: list[Any], ctx: Any = None) -> Any:
         """Resolve and call ``name`` from the event loop; a failure is a ``ToolError``."""

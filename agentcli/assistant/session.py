@@ -63,7 +63,7 @@ class Assistant:
         self.hooks = Hooks.load(package.id, package.path)
         self.toolbox = ToolBox.for_package(package, env=registry.env)
         self.toolbox.cassettes = registry.cassettes is not None
-        self.processes = Processes(self)
+        self.processes = Processes(package, registry)
         self.toolbox.processes = self.processes
         self.data = self._load_models()
         self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}

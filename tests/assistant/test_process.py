@@ -51,7 +51,7 @@ def Count(arguments):
 def Broken(arguments):
     return {"total": 1}
 '''
-HOOKS = '''
+HOOKS = """
 from agentcli import process
 
 
@@ -60,7 +60,7 @@ async def Create(ctx, messages):
     also = await process("scripts.stats.Count", {})
     ctx.memory.user.set("seen", [first["item"], also["count"]])
     return None
-'''
+"""
 SCRIPTED = """rules:
   - when: {user: list}
     call: {name: list_orders, arguments: {wheres: [{column: item, value: mug}], page: 1}}
@@ -88,7 +88,9 @@ async def registry(tmp_path: Path, monkeypatch):
     helper = root / "helper"
     (helper / "src").mkdir(parents=True)
     (helper / "package.yao").write_text('{"name": "Helper", "connector": "echo"}')
-    (helper / "src" / "util.py").write_text("def Echo(args, ctx=None):\n    return {'echo': args}\n")
+    (helper / "src" / "util.py").write_text(
+        "def Echo(args, ctx=None):\n    return {'echo': args}\n"
+    )
     registry = AssistantRegistry(root, cwd=tmp_path, state=StateDir(tmp_path / "state", "dir"))
     orders = registry.get("shop").processes
     await orders.run("models.agents.shop.customer.Create", [{"name": "Ada", "email": "a@x"}])
@@ -104,13 +106,24 @@ def test_x_process_args_map_arguments_as_yao_does():
     assert map_process_args(None, arguments) == [arguments]
     assert map_process_args([":arguments"], arguments) == [arguments]
     assert map_process_args(["$args.id", ":arguments"], arguments) == [7, arguments]
-    assert map_process_args(["$args.order.id", "$args.nope", {"a": 1}], arguments) == [3, None, {"a": 1}]
+    assert map_process_args(["$args.order.id", "$args.nope", {"a": 1}], arguments) == [
+        3,
+        None,
+        {"a": 1},
+    ]
 
 
 async def test_process_tools_call_model_methods_with_mapped_arguments(registry):
     box = registry.get("shop").toolbox
-    page = await box.call_tool("shop", "list_orders", {"wheres": [{"column": "item", "value": "mug"}], "page": 2})
-    assert (page["total"], page["page"], page["pagesize"], [r["id"] for r in page["data"]]) == (2, 2, 1, [2])
+    page = await box.call_tool(
+        "shop", "list_orders", {"wheres": [{"column": "item", "value": "mug"}], "page": 2}
+    )
+    assert (page["total"], page["page"], page["pagesize"], [r["id"] for r in page["data"]]) == (
+        2,
+        2,
+        1,
+        [2],
+    )
     found = await box.call_tool("shop", "get_order", {"order": {"id": 3}})
     assert found["item"] == "pan" and found["customer"]["name"] == "Ada"
     own = await box.call_tool("shop", "own_model", {"wheres": [{"column": "item", "value": "pan"}]})
@@ -120,7 +133,9 @@ async def test_process_tools_call_model_methods_with_mapped_arguments(registry):
 
 
 async def test_a_result_that_breaks_its_out_schema_is_an_error_result_in_the_trace(registry):
-    with pytest.raises(ToolError, match=r"broken returned a result that does not match broken\.out\.yao"):
+    with pytest.raises(
+        ToolError, match=r"broken returned a result that does not match broken\.out\.yao"
+    ):
         await registry.get("shop").toolbox.call_tool("shop", "broken", {})
     reply = await registry.get("shop").respond("broken please")
     (call,) = reply.tool_calls
@@ -147,13 +162,16 @@ async def test_hooks_call_process_through_ctx_and_the_module_function(registry, 
 
 async def test_unknown_names_are_package_errors_naming_what_there_is(registry):
     processes = registry.get("shop").processes
-    with pytest.raises(PackageError, match=r"no data model 'agents.shop.invoice' \(models: agents.shop.customer, agents.shop.order\)"):
+    with pytest.raises(
+        PackageError,
+        match=r"no data model 'agents.shop.invoice' \(models: agents.shop.customer, agents.shop.order\)",
+    ):
         processes.resolve("models.agents.shop.invoice.Get")
     with pytest.raises(PackageError, match="has no method 'Fetch'"):
         processes.resolve("models.agents.shop.order.Fetch")
     with pytest.raises(PackageError, match="no assistant 'nobody'"):
         processes.resolve("agents.nobody.util.Echo")
-    with pytest.raises(PackageError, match="module file src/missing.py not found"):
+    with pytest.raises(PackageError, match=r"module file src/missing\.py not found"):
         processes.resolve("scripts.missing.Run")
 
 

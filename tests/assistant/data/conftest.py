@@ -72,9 +72,31 @@ class PostgresCluster:
         if self.prefix:
             user = self.prefix[2]
             shutil.chown(self.folder, user=user)
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8")
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+        )
         options = f"-p {self.port} -h 127.0.0.1 -k {self.folder} -c fsync=off"
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "30", "-l", str(self.folder / "log"), "start")
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "30",
+            "-l",
+            str(self.folder / "log"),
+            "start",
+        )
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"

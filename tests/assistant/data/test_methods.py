@@ -83,16 +83,24 @@ def test_every_where_operator(orders, where, expected):
 
 
 def test_or_and_groups(orders):
-    either = [{"column": "total", "value": 10}, {"column": "total", "value": 30, "method": "orWhere"}]
+    either = [
+        {"column": "total", "value": 10},
+        {"column": "total", "value": 30, "method": "orWhere"},
+    ]
     assert ids(orders.Get({"wheres": either})) == [1, 3]
     grouped = [{"column": "status", "value": "new"}, {"wheres": [either[0], {**either[1]}]}]
     assert ids(orders.Get({"wheres": grouped})) == [1]
-    shorthand = [{"column": "item", "value": "teapot"}, {"column": "total", "value": 10, "or": True}]
+    shorthand = [
+        {"column": "item", "value": "teapot"},
+        {"column": "total", "value": 10, "or": True},
+    ]
     assert ids(orders.Get({"wheres": shorthand})) == [1, 3]
 
 
 def test_orders_limit_and_select(orders):
-    rows = orders.Get({"orders": [{"column": "total", "option": "desc"}], "limit": 2, "select": ["id", "item"]})
+    rows = orders.Get(
+        {"orders": [{"column": "total", "option": "desc"}], "limit": 2, "select": ["id", "item"]}
+    )
     assert rows == [{"id": 3, "item": "teapot"}, {"id": 2, "item": "blue mug"}]
 
 
@@ -115,8 +123,12 @@ def test_update_save_and_each_save(orders):
     assert orders.Find(2)["note"] == "saved"
     created = orders.Save({"customer_id": 1, "item": "saucer", "total": 4})
     assert orders.Find(created)["item"] == "saucer"
-    saved = orders.EachSave([{"id": 3, "note": "n"}, {"customer_id": 2, "item": "cup", "total": 5}], {"quantity": 7})
-    assert saved[0] == 3 and orders.Find(3)["quantity"] == 7 and orders.Find(saved[1])["quantity"] == 7
+    saved = orders.EachSave(
+        [{"id": 3, "note": "n"}, {"customer_id": 2, "item": "cup", "total": 5}], {"quantity": 7}
+    )
+    assert (
+        saved[0] == 3 and orders.Find(3)["quantity"] == 7 and orders.Find(saved[1])["quantity"] == 7
+    )
 
 
 def test_delete_is_soft_and_destroy_is_not(store, orders):
@@ -149,7 +161,9 @@ def test_withs_load_has_many_and_has_one(store, orders):
     customers = store.model("agents.shop.customer")
     ada = customers.Find(1, {"withs": {"orders": {}}})
     assert ids(ada["orders"]) == [1, 2]
-    filtered = customers.Get({"withs": {"orders": {"query": {"wheres": [{"column": "total", "value": 20, "op": ">="}]}}}})
+    filtered = customers.Get(
+        {"withs": {"orders": {"query": {"wheres": [{"column": "total", "value": 20, "op": ">="}]}}}}
+    )
     assert [ids(c["orders"]) for c in filtered] == [[2], [3]]
     order = orders.Find(3, {"withs": {"customer": {}}, "select": ["id", "item"]})
     assert order["customer"]["name"] == "Alan" and order["item"] == "teapot"

@@ -54,7 +54,9 @@ def test_an_added_column_and_index_are_applied_and_rows_kept(seeded):
         row = model.Find(1)
         assert row["item"] == "mug" and row["colour"] is None and row["rank"] == 3
         model.Create({"customer_id": 1, "item": "jug", "total": 2, "colour": "red", "code": "A"})
-        assert [r["item"] for r in model.Get({"wheres": [{"column": "colour", "value": "red"}]})] == ["jug"]
+        assert [
+            r["item"] for r in model.Get({"wheres": [{"column": "colour", "value": "red"}]})
+        ] == ["jug"]
         from agentcli.errors import ToolError
 
         with pytest.raises(ToolError, match="constraint violated"):  # the unique index holds

@@ -74,8 +74,14 @@ BAD = {
         '{"columns": [{"name": "id", "type": "ID"}, {"name": "d", "type": "decimal", "precision": 4, "scale": 6}]}',
         "scale 6 exceeds precision 4",
     ),
-    "option": ('{"columns": [{"name": "id", "type": "ID"}], "option": {"timestamp": true}}', 'did you mean "timestamps"'),
-    "json": ('{"columns": [\n  {"name": "id" "type": "ID"}]}', r"bad\.mod\.yao:2:\d+: invalid JSON"),
+    "option": (
+        '{"columns": [{"name": "id", "type": "ID"}], "option": {"timestamp": true}}',
+        'did you mean "timestamps"',
+    ),
+    "json": (
+        '{"columns": [\n  {"name": "id" "type": "ID"}]}',
+        r"bad\.mod\.yao:2:\d+: invalid JSON",
+    ),
 }
 
 

@@ -605,7 +605,7 @@ def test_every_documented_type_is_registered():
         "contains", "not_contains", "icontains", "contains_any", "contains_all", "starts_with",
         "regex", "equals", "json_path", "type", "is_json", "tool_called", "tool_result",
         "agent", "script", "latency", "cost", "tokens",
-        "tool_not_called", "tool_args_valid", "trajectory", "steps", "stop_reason",
+        "tool_not_called", "tool_args_valid", "trajectory", "steps", "stop_reason", "state",
     }  # fmt: skip
 
 
@@ -709,7 +709,7 @@ def test_subject_from_trace():
         ({"type": "tokens", "value": True}, 'tokens "value" must be a non-negative number'),
         (
             {"type": "contains", "value": "x", "path": "a"},
-            '"path" is only used by json_path and type assertions, not contains',
+            '"path" is only used by json_path, type and state assertions, not contains',
         ),
     ],
 )

@@ -55,7 +55,9 @@ def test_an_agent_that_says_submitted_without_storing_fails_the_state_assertion(
 
 def test_the_shop_failing_demo_fails(tmp_path):
     out = tmp_path / "r.jsonl"
-    result = CliRunner().invoke(app, ["eval", "-i", "assistants/shop/tests/failing.jsonl", "-o", str(out)])
+    result = CliRunner().invoke(
+        app, ["eval", "-i", "assistants/shop/tests/failing.jsonl", "-o", str(out)]
+    )
     assert result.exit_code == 1, result.output
     assert "the order was not stored" in result.output
 
@@ -68,10 +70,22 @@ def test_model_fixtures_replace_the_rows_and_model_queries_read_them(tmp_path):
         "state": {"before": {"models": {"agents.shop.order": rows}}},
         "assert": [
             {"type": "state", "query": {"model": "order"}, "value": 1},
-            {"type": "state", "query": {"model": "order", "withs": {"customer": {}}}, "value": [{"item": "kettle", "customer": {"name": "Alan Turing"}}]},
-            {"type": "state", "query": {"model": "customer", "wheres": [{"column": "tier", "value": "gold"}]}, "value": {"email": "ada@example.com"}},
+            {
+                "type": "state",
+                "query": {"model": "order", "withs": {"customer": {}}},
+                "value": [{"item": "kettle", "customer": {"name": "Alan Turing"}}],
+            },
+            {
+                "type": "state",
+                "query": {"model": "customer", "wheres": [{"column": "tier", "value": "gold"}]},
+                "value": {"email": "ada@example.com"},
+            },
             {"type": "state", "query": "select item, total from orders"},
-            {"type": "state", "query": "select count(*) from orders where item = 'lamp'", "negate": True},
+            {
+                "type": "state",
+                "query": "select count(*) from orders where item = 'lamp'",
+                "negate": True,
+            },
         ],
     }
     (line,) = results(evaluate(tmp_path, case)).values()
@@ -83,7 +97,11 @@ def test_memory_fixtures_and_jsonpath_over_memory(tmp_path):
         "id": "memory",
         "input": "hello",
         "metadata": {"email": "alan@example.com"},
-        "state": {"before": {"memory": {"user": {"test-user": {"budget": 100}}, "team": {"t1": {"plan": "pro"}}}}},
+        "state": {
+            "before": {
+                "memory": {"user": {"test-user": {"budget": 100}}, "team": {"t1": {"plan": "pro"}}}
+            }
+        },
         "assert": [
             {"type": "state", "path": "$.user['test-user'].budget", "value": 100},
             {"type": "state", "path": "$.user['test-user'].customer", "value": "Alan Turing"},
@@ -96,14 +114,23 @@ def test_memory_fixtures_and_jsonpath_over_memory(tmp_path):
 
 
 def test_a_fixture_for_a_package_without_models_is_a_case_error(tmp_path):
-    case = {"id": "x", "input": "hi", "state": {"before": {"models": {"order": []}}}, "assert": "is_json"}
+    case = {
+        "id": "x",
+        "input": "hi",
+        "state": {"before": {"models": {"order": []}}},
+        "assert": "is_json",
+    }
     (line,) = results(evaluate(tmp_path, case, assistant="weather")).values()
     assert line["status"] == "error"
     assert "state.before failed" in line["error"] and "has no data models" in line["error"]
 
 
 def test_a_failing_sql_query_fails_its_assertion_with_the_database_message(tmp_path):
-    case = {"id": "sql", "input": "hello", "assert": {"type": "state", "query": "select nope from orders"}}
+    case = {
+        "id": "sql",
+        "input": "hello",
+        "assert": {"type": "state", "query": "select nope from orders"},
+    }
     (line,) = results(evaluate(tmp_path, case)).values()
     assert line["status"] == "failed"
     assert "state query failed" in line["assertions"][0]["message"]
@@ -112,7 +139,9 @@ def test_a_failing_sql_query_fails_its_assertion_with_the_database_message(tmp_p
 def check(case: dict) -> list[str]:
     """The load-time problems of one case object."""
     try:
-        parse_case({"id": "c", "input": "hi", **case}, source_file="cases.jsonl", line=3, project_root=ROOT)
+        parse_case(
+            {"id": "c", "input": "hi", **case}, source_file="cases.jsonl", line=3, project_root=ROOT
+        )
     except CaseFileError as error:
         return error.problems
     return []
@@ -123,13 +152,30 @@ def check(case: dict) -> list[str]:
     [
         ({"state": {"befor": {}}}, 'unknown field "befor" (did you mean "before"?)'),
         ({"state": {"before": {"models": {"order": {}}}}}, "state.before.models.order: must be"),
-        ({"state": {"before": {"memory": {"usr": {}}}}}, 'unknown field "usr" (did you mean "user"?)'),
+        (
+            {"state": {"before": {"memory": {"usr": {}}}}},
+            'unknown field "usr" (did you mean "user"?)',
+        ),
         ({"assert": {"type": "state", "value": 1}}, 'state needs "path"'),
         ({"assert": {"type": "state", "path": "$.a", "query": "select 1"}}, 'state needs "path"'),
         ({"assert": {"type": "state", "query": {"wheres": []}}}, 'needs "model"'),
-        ({"assert": {"type": "state", "query": {"model": "order", "wherez": []}}}, 'did you mean "wheres"'),
-        ({"assert": {"type": "state", "query": {"model": "order", "wheres": [{"column": "a", "op": "~"}]}}}, "unknown op"),
-        ({"assert": {"type": "contains", "value": "x", "query": "select 1"}}, '"query" is only used by state'),
+        (
+            {"assert": {"type": "state", "query": {"model": "order", "wherez": []}}},
+            'did you mean "wheres"',
+        ),
+        (
+            {
+                "assert": {
+                    "type": "state",
+                    "query": {"model": "order", "wheres": [{"column": "a", "op": "~"}]},
+                }
+            },
+            "unknown op",
+        ),
+        (
+            {"assert": {"type": "contains", "value": "x", "query": "select 1"}},
+            '"query" is only used by state',
+        ),
         ({"assert": {"type": "stat", "query": "select 1"}}, 'did you mean "state"'),
     ],
 )
@@ -139,8 +185,15 @@ def test_mistakes_stop_the_run_at_load(case, problem):
 
 
 def test_a_valid_state_case_round_trips_through_to_dict():
-    case = {"state": {"before": {"memory": {"user": {"u": {"k": 1}}}, "models": {"order": [{"item": "a"}]}}}, "assert": STORED}
+    case = {
+        "state": {
+            "before": {"memory": {"user": {"u": {"k": 1}}}, "models": {"order": [{"item": "a"}]}}
+        },
+        "assert": STORED,
+    }
     assert check(case) == []
-    parsed = parse_case({"id": "c", "input": "hi", **case}, source_file="cases.jsonl", line=1, project_root=ROOT)
+    parsed = parse_case(
+        {"id": "c", "input": "hi", **case}, source_file="cases.jsonl", line=1, project_root=ROOT
+    )
     assert parsed.to_dict()["state"] == case["state"]
     assert parsed.to_dict()["assert"] == [STORED]
