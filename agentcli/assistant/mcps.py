@@ -159,7 +159,7 @@ def _load_spec(
             spec.headers.setdefault("Authorization", scheme + token)
     mapping = package_dir / "mcps" / "mapping" / server_id
     spec.schemas, spec.schema_paths = _load_schemas(mapping)
-    spec.process_args = _process_args(spec.schema_paths)
+    spec.process_args = _process_args(mapping)
     spec.output_schemas, spec.output_schema_paths = _load_output_schemas(mapping)
     spec.warnings = warnings
     return spec
@@ -299,20 +299,24 @@ def _substitute(text: str, key: str, where: str, env: _Env, *, required: bool = 
     )
 
 
-def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
+def _schema_files(folder: Path, suffix: str) -> list[tuple[str, Path, Any]]:
+    """``(tool, path, parsed JSON)`` of each ``schemes/<tool><suffix>`` under ``folder``."""
     schemes = folder / "schemes"
     if not schemes.is_dir():
-        return {}, {}
+        return []
+    found = sorted(schemes.glob(f"*{suffix}"))
+    return [(path.name[: -len(suffix)], path, load_jsonc(path)) for path in found]
+
+
+def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
     schemas: dict[str, dict[str, Any]] = {}
     paths: dict[str, Path] = {}
-    for path in sorted(schemes.glob(f"*{_SCHEMA_SUFFIX}")):
-        schema = load_jsonc(path)
+    for tool, path, schema in _schema_files(folder, _SCHEMA_SUFFIX):
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise PackageError(
                 'an input schema must be a JSON Schema object with "type": "object"',
                 path=str(path),
             )
-        tool = path.name[: -len(_SCHEMA_SUFFIX)]
         # Yao's own `x-*` keys (x-process-args) mean nothing to a model or a validator.
         schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
         schemas[tool].setdefault("type", "object")
@@ -320,11 +324,10 @@ def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Pa
     return schemas, paths
 
 
-def _process_args(paths: dict[str, Path]) -> dict[str, list[Any]]:
+def _process_args(folder: Path) -> dict[str, list[Any]]:
     """The ``x-process-args`` of each input schema that has one (checked to be a list)."""
     found: dict[str, list[Any]] = {}
-    for tool, path in paths.items():
-        schema = load_jsonc(path)
+    for tool, path, schema in _schema_files(folder, _SCHEMA_SUFFIX):
         if "x-process-args" not in schema:
             continue
         value = schema["x-process-args"]
@@ -340,16 +343,11 @@ def _process_args(paths: dict[str, Path]) -> dict[str, list[Any]]:
 
 def _load_output_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
     """``schemes/<tool>.out.yao``: the schema each tool's result is checked against."""
-    schemes = folder / "schemes"
-    if not schemes.is_dir():
-        return {}, {}
     schemas: dict[str, dict[str, Any]] = {}
     paths: dict[str, Path] = {}
-    for path in sorted(schemes.glob(f"*{_OUTPUT_SUFFIX}")):
-        schema = load_jsonc(path)
+    for tool, path, schema in _schema_files(folder, _OUTPUT_SUFFIX):
         if not isinstance(schema, dict):
             raise PackageError("an output schema must be a JSON Schema object", path=str(path))
-        tool = path.name[: -len(_OUTPUT_SUFFIX)]
         schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
         paths[tool] = path
     return schemas, paths

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import contextvars
 import inspect
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +48,17 @@ __all__ = [
 ]
 
 ProcessKind = Literal["model", "python"]
-_SCOPE: contextvars.ContextVar[tuple[Processes, Any] | None] = contextvars.ContextVar(
-    "agentcli_process_scope", default=None
+# (resolver, weak reference to the ctx or None). Weak: every task a request starts copies
+# the context, and a strong ctx there would tie ctx -> agent -> task -> context -> ctx into
+# a cycle per case that only the collector frees (docs/architecture.md, "No reference
+# cycles per case").
+_SCOPE: contextvars.ContextVar[tuple[Processes, Callable[[], Any]] | None] = (
+    contextvars.ContextVar("agentcli_process_scope", default=None)
 )
+
+
+def _no_ctx() -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +242,7 @@ def map_process_args(spec: list[Any] | None, arguments: dict[str, Any]) -> list[
 def processes_scope(processes: Processes, ctx: Any = None) -> Iterator[None]:
     """Inside the block (and the tasks and threads it starts) ``process()`` resolves
     through ``processes``, passing ``ctx`` to the functions that take it."""
-    token = _SCOPE.set((processes, ctx))
+    token = _SCOPE.set((processes, _no_ctx if ctx is None else weakref.ref(ctx)))
     try:
         yield
     finally:
@@ -243,12 +252,13 @@ def processes_scope(processes: Processes, ctx: Any = None) -> Iterator[None]:
 def use_processes(processes: Processes) -> None:
     """For the rest of the calling task (and what it starts), ``process()`` resolves
     through ``processes``: the eval runner's hooks (Before, After, BeforeAll, AfterAll)."""
-    _SCOPE.set((processes, None))
+    _SCOPE.set((processes, _no_ctx))
 
 
 def current_processes() -> tuple[Processes, Any] | None:
     """The resolver (and ctx) ``process()`` uses here, if any."""
-    return _SCOPE.get()
+    scope = _SCOPE.get()
+    return None if scope is None else (scope[0], scope[1]())
 
 
 def process(name: str, *args: Any) -> Any:
@@ -260,7 +270,7 @@ def process(name: str, *args: Any) -> Any:
             f"process({name!r}): no assistant is running here",
             hint="call process() from a hook, a tool or an eval hook of a package",
         )
-    processes, ctx = scope
+    processes, ctx = scope[0], scope[1]()
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -368,6 +368,9 @@ class ToolBox:
         value, is_error = await self._connection(spec).call_tool(name, arguments)
         if is_error:
             raise ToolError(f"{server}/{name} failed: {value}")
+        checked = self._checked_result(spec, name, value)
+        if isinstance(checked, ToolResult):
+            raise ToolError(str(checked.content))
         return value
 
     async def call_tools(

@@ -14,6 +14,8 @@ from agentcli.assistant.state import StateDir
 from agentcli.errors import PackageError, ToolError
 from tests.assistant.data.models import CUSTOMER, ORDER, write_models
 
+ROOT = Path(__file__).resolve().parents[2]
+
 TOOLS = {
     "transport": "process",
     "tools": {
@@ -178,3 +180,30 @@ async def test_unknown_names_are_package_errors_naming_what_there_is(registry):
 def test_process_outside_a_running_assistant_says_so():
     with pytest.raises(ToolError, match="no assistant is running here"):
         process("models.agents.shop.order.Get")
+
+
+async def test_out_yao_checks_the_results_of_a_real_stdio_mcp_server(tmp_path):
+    import shutil
+
+    from agentcli.assistant.tools import ToolBox
+
+    weather = ROOT / "assistants" / "weather"
+    package = Path(shutil.copytree(weather, tmp_path / "weather"))
+    schemes = package / "mcps" / "mapping" / "weather" / "schemes"
+    schemes.mkdir(parents=True)
+    (schemes / "get_forecast.out.yao").write_text('{"type": "object", "required": ["pollen"]}')
+    async with ToolBox(package) as box:
+        with pytest.raises(ToolError, match=r"does not match get_forecast\.out\.yao at \$: 'pollen' is a required property"):
+            await box.call_tool("weather", "get_forecast", {"city": "Paris"})
+
+
+def test_x_process_args_must_be_a_list(tmp_path):
+    from agentcli.assistant.mcps import load_tool_servers
+
+    package = tmp_path / "pkg"
+    (package / "mcps" / "mapping" / "t" / "schemes").mkdir(parents=True)
+    (package / "mcps" / "t.mcp.yao").write_text('{"transport": "process", "tools": {"a": "x.A"}}')
+    bad = package / "mcps" / "mapping" / "t" / "schemes" / "a.in.yao"
+    bad.write_text('{"type": "object", "x-process-args": ":arguments"}')
+    with pytest.raises(PackageError, match=r"a\.in\.yao: `x-process-args` must be a list"):
+        load_tool_servers(package)
