@@ -193,7 +193,10 @@ async def test_out_yao_checks_the_results_of_a_real_stdio_mcp_server(tmp_path):
     schemes.mkdir(parents=True)
     (schemes / "get_forecast.out.yao").write_text('{"type": "object", "required": ["pollen"]}')
     async with ToolBox(package) as box:
-        with pytest.raises(ToolError, match=r"does not match get_forecast\.out\.yao at \$: 'pollen' is a required property"):
+        with pytest.raises(
+            ToolError,
+            match=r"does not match get_forecast\.out\.yao at \$: 'pollen' is a required property",
+        ):
             await box.call_tool("weather", "get_forecast", {"city": "Paris"})
 
 
