@@ -52,8 +52,8 @@ ProcessKind = Literal["model", "python"]
 # the context, and a strong ctx there would tie ctx -> agent -> task -> context -> ctx into
 # a cycle per case that only the collector frees (docs/architecture.md, "No reference
 # cycles per case").
-_SCOPE: contextvars.ContextVar[tuple[Processes, Callable[[], Any]] | None] = (
-    contextvars.ContextVar("agentcli_process_scope", default=None)
+_SCOPE: contextvars.ContextVar[tuple[Processes, Callable[[], Any]] | None] = contextvars.ContextVar(
+    "agentcli_process_scope", default=None
 )
 
 

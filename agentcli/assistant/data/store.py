@@ -26,6 +26,7 @@ __all__ = ["DATABASE_URL_VARIABLE", "DATA_FILE", "DataStore", "database_url"]
 
 DATA_FILE = "data.sqlite3"
 _BUSY_SECONDS = 30  # how long a SQLite writer waits for another one
+_CONNECT_SECONDS = 10  # how long reaching a PostgreSQL server may take
 
 
 def database_url(state: StateDir, env: Mapping[str, str]) -> str:
@@ -83,6 +84,9 @@ class DataStore:
                 Path(url.database).parent.mkdir(parents=True, exist_ok=True)
             # Methods run in threads of their own; SQLite serialises writers with a wait.
             options["connect_args"] = {"check_same_thread": False, "timeout": _BUSY_SECONDS}
+        elif url.get_backend_name() == "postgresql" and "connect_timeout" not in url.query:
+            # Every wait is bounded: an unreachable server fails the load, it does not hang it.
+            options["connect_args"] = {"connect_timeout": _CONNECT_SECONDS}
         try:
             return sa.create_engine(url, **options)
         except ModuleNotFoundError as error:

@@ -216,3 +216,29 @@ def test_values_of_a_model_file_are_inserted_when_its_table_is_created(database_
         assert len(again.model("agents.shop.customer").Get()) == 1
     finally:
         again.close()
+
+
+def test_an_unreachable_database_is_a_storage_error_naming_it(tmp_path):
+    import socket
+
+    from agentcli.errors import StorageError
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    package = write_models(tmp_path / "shop", customer=CUSTOMER, order=ORDER)
+    url = f"postgresql://someone:secret@127.0.0.1:{port}/shop"
+    with pytest.raises(
+        StorageError,
+        match=rf"cannot use the database postgresql\+psycopg://someone:\*\*\*@127\.0\.0\.1:{port}/shop",
+    ):
+        open_store(url, package)
+
+
+def test_the_default_database_is_the_state_folders_sqlite_file(tmp_path):
+    state = StateDir(tmp_path / "state", "dir")
+    assert resolve_url(state, {}) == f"sqlite:///{tmp_path / 'state' / 'data.sqlite3'}"
+    assert (
+        resolve_url(state, {"AGENTCLI_DATABASE_URL": "postgres://u@h/d"})
+        == "postgresql+psycopg://u@h/d"
+    )
