@@ -202,25 +202,16 @@ def test_a_valid_state_case_round_trips_through_to_dict():
 def test_cases_that_use_data_models_leave_no_cycles_for_the_collector(tmp_path):
     """Process calls (a Create hook's, a tool's) and state checks free each case's objects
     when it ends: garbage found by the collector does not grow with N."""
-    import gc
+    from tests.garbage import cyclic_garbage
 
-    def cyclic_garbage_of(count: int) -> int:
-        case = {
-            "input": PLACE,
-            "metadata": {"email": "ada@example.com"},
-            "assert": STORED | {"value": {"$any": True}},
-        }
+    stored = STORED | {"value": {"$any": True}}
+    case = {"input": PLACE, "metadata": {"email": "ada@example.com"}, "assert": stored}
+
+    def run(count: int) -> int:
         folder = tmp_path / f"n{count}"
         folder.mkdir()
-        gc.collect()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            evaluate(folder, *({"id": f"c{i}", **case} for i in range(count)))
-            gc.collect()
-            return len(gc.garbage)
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
+        cases = ({"id": f"c{i}", **case} for i in range(count))
+        return cyclic_garbage(lambda: evaluate(folder, *cases))
 
-    few, many = cyclic_garbage_of(2), cyclic_garbage_of(22)
+    few, many = run(2), run(22)
     assert many - few < 20, (few, many)  # a cycle per case would add 20 x its size
