@@ -61,6 +61,16 @@ def _no_ctx() -> None:
     return None
 
 
+def _held(ctx: Any) -> Callable[[], Any]:
+    """``ctx`` as the scope keeps it: weakly where it can be (every ctx of a request)."""
+    if ctx is None:
+        return _no_ctx
+    try:
+        return weakref.ref(ctx)
+    except TypeError:  # an object without weak references (a plain value of a caller's)
+        return lambda: ctx
+
+
 @dataclass(frozen=True, slots=True)
 class Process:
     """A resolved process: what to call and how."""
@@ -242,7 +252,7 @@ def map_process_args(spec: list[Any] | None, arguments: dict[str, Any]) -> list[
 def processes_scope(processes: Processes, ctx: Any = None) -> Iterator[None]:
     """Inside the block (and the tasks and threads it starts) ``process()`` resolves
     through ``processes``, passing ``ctx`` to the functions that take it."""
-    token = _SCOPE.set((processes, _no_ctx if ctx is None else weakref.ref(ctx)))
+    token = _SCOPE.set((processes, _held(ctx)))
     try:
         yield
     finally:

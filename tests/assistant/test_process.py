@@ -210,3 +210,24 @@ def test_x_process_args_must_be_a_list(tmp_path):
     bad.write_text('{"type": "object", "x-process-args": ":arguments"}')
     with pytest.raises(PackageError, match=r"a\.in\.yao: `x-process-args` must be a list"):
         load_tool_servers(package)
+
+
+def test_a_scope_keeps_a_request_ctx_weakly_and_any_other_value_as_it_is():
+    import gc
+
+    from agentcli.assistant.process import current_processes, processes_scope
+
+    class Ctx:
+        pass
+
+    marker = object()
+    with processes_scope(marker, Ctx()):  # type: ignore[arg-type]
+        gc.collect()
+        assert current_processes() == (marker, None)  # the scope did not keep it alive
+    ctx = Ctx()
+    with processes_scope(marker, ctx):  # type: ignore[arg-type]
+        found = current_processes()
+        assert found is not None and found[1] is ctx
+    with processes_scope(marker, {"plain": 1}):  # type: ignore[arg-type]
+        assert current_processes() == (marker, {"plain": 1})
+    assert current_processes() is None
