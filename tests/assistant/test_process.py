@@ -220,14 +220,19 @@ def test_a_scope_keeps_a_request_ctx_weakly_and_any_other_value_as_it_is():
     class Ctx:
         pass
 
-    marker = object()
-    with processes_scope(marker, Ctx()):  # type: ignore[arg-type]
-        gc.collect()
-        assert current_processes() == (marker, None)  # the scope did not keep it alive
-    ctx = Ctx()
+    import contextvars
+    import weakref
+
+    marker, ctx = object(), Ctx()
+    alive = weakref.ref(ctx)
     with processes_scope(marker, ctx):  # type: ignore[arg-type]
         found = current_processes()
         assert found is not None and found[1] is ctx
+        copied = contextvars.copy_context()  # as every task the request starts does
+    del ctx, found
+    gc.collect()
+    assert alive() is None  # a task's copy of the context did not keep the ctx alive
+    assert copied.run(current_processes) == (marker, None)
     with processes_scope(marker, {"plain": 1}):  # type: ignore[arg-type]
         assert current_processes() == (marker, {"plain": 1})
     assert current_processes() is None
