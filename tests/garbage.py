@@ -8,14 +8,18 @@ from collections.abc import Callable
 from typing import Any
 
 
-def cyclic_garbage(work: Callable[[], Any]) -> int:
-    """The number of objects only the collector could free after ``work()``."""
+def cyclic_garbage(work: Callable[[], Any], *, of: str | None = None) -> int:
+    """The number of objects only the collector could free after ``work()`` (only those
+    whose class comes from a module of package ``of``, when given)."""
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         work()
         gc.collect()
-        return len(gc.garbage)
+        if of is None:
+            return len(gc.garbage)
+        prefix = of + "."
+        return sum(1 for item in gc.garbage if type(item).__module__.startswith(prefix))
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
