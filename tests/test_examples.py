@@ -53,6 +53,7 @@ def test_example_cases_pass_offline(cases, tmp_path):
         "assistants/expense/tests/failing.jsonl",
         "assistants/keyword/tests/failing.jsonl",
         "assistants/coffee/tests/gives-up.jsonl",
+        "assistants/shop/tests/failing.jsonl",
     ],
 )
 def test_failing_demos_fail(cases, tmp_path):

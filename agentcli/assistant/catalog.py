@@ -12,10 +12,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.package import AssistantPackage, assistant_id, load_package
 from agentcli.errors import AgentCliError, ConfigError
+
+if TYPE_CHECKING:
+    from agentcli.assistant.tools import ToolBox
 
 __all__ = ["PackageReport", "check_package", "summarize_package", "tool_count"]
 
@@ -176,9 +179,32 @@ def _connector(
 
 
 async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
+    from agentcli.assistant.data import DATABASE_URL_VARIABLE
+
+    # Process tools resolve every Process name, a data model's method too: the package's
+    # models are registered in a throw-away database for it, never the user's.
+    from agentcli.assistant.data.schema import load_models
+    from agentcli.assistant.process import Processes
+    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.state import StateDir
     from agentcli.assistant.tools import ToolBox
 
-    box = ToolBox.for_package(package, env=env)
+    state = StateDir.fresh()
+    scratch = {key: value for key, value in env.items() if key != DATABASE_URL_VARIABLE}
+    registry = AssistantRegistry(package.root, cwd=package.path, state=state, env=scratch)
+    try:
+        specs = load_models(package.path, package.id)
+        if specs:
+            registry.data.register(specs)
+        box = ToolBox.for_package(package, env=env)
+        box.processes = Processes(package, registry)
+        await _check_tools(report, package, box)
+    finally:
+        await registry.aclose()
+        state.remove()
+
+
+async def _check_tools(report: PackageReport, package: AssistantPackage, box: ToolBox) -> None:
     for spec in box.specs.values():
         report.warnings += spec.warnings
         if spec.transport != "process":

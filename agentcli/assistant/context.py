@@ -155,6 +155,12 @@ class Context:
                 self._owns_sandbox = True
             return self._sandbox
 
+    def process(self, name: str, *args: Any) -> Any:
+        """``Process(name, *args)`` (``agentcli.assistant.process``): the result in a sync
+        hook, an awaitable of it in an async one."""
+        processes = self.conversation.assistant.processes
+        return self.bridge(processes.run(name, list(args), self))
+
     def __repr__(self) -> str:
         return f"Context(assistant={self.assistant_id!r}, chat={self.chat_id!r})"
 

@@ -20,6 +20,7 @@ from agentcli import otel
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
 from agentcli.assistant.interception import FAULT, STUBBED
+from agentcli.assistant.process import processes_scope
 from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
@@ -141,7 +142,10 @@ class Conversation:
             "gen_ai.agent.name": package.name,
         }
         try:
-            with otel.span(f"invoke_agent {package.id}", attributes) as traced:
+            with (
+                processes_scope(self.assistant.processes, ctx),
+                otel.span(f"invoke_agent {package.id}", attributes) as traced,
+            ):
                 reply = await self._send(ctx, new_messages)
                 traced.set("agentcli.turn.status", reply.status)
                 if reply.error:

@@ -38,6 +38,7 @@ _ALIASES = {"streamable-http": "http", "streamable_http": "http", "streamablehtt
 _PYTHON_COMMANDS = ("python", "python3")
 _ENV_REFERENCE = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
 _SCHEMA_SUFFIX = ".in.yao"
+_OUTPUT_SUFFIX = ".out.yao"
 
 
 @dataclass(slots=True)
@@ -69,6 +70,12 @@ class ToolServerSpec:
     sequential: frozenset[str] | bool = frozenset()
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     schema_paths: dict[str, Path] = field(default_factory=dict)
+    # x-process-args of an input schema: how a process tool's arguments become the
+    # process's (``[":arguments"]``, ``["$args.id", ":arguments"]``)
+    process_args: dict[str, list[Any]] = field(default_factory=dict)
+    # ``<tool>.out.yao``: the JSON Schema a tool's result must match
+    output_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    output_schema_paths: dict[str, Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. unset $ENV variables
 
 
@@ -150,7 +157,10 @@ def _load_spec(
         if token:
             scheme = "" if token.lower().startswith(("bearer ", "basic ")) else "Bearer "
             spec.headers.setdefault("Authorization", scheme + token)
-    spec.schemas, spec.schema_paths = _load_schemas(package_dir / "mcps" / "mapping" / server_id)
+    mapping = package_dir / "mcps" / "mapping" / server_id
+    spec.schemas, spec.schema_paths = _load_schemas(mapping)
+    spec.process_args = _process_args(mapping)
+    spec.output_schemas, spec.output_schema_paths = _load_output_schemas(mapping)
     spec.warnings = warnings
     return spec
 
@@ -289,22 +299,55 @@ def _substitute(text: str, key: str, where: str, env: _Env, *, required: bool = 
     )
 
 
-def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
+def _schema_files(folder: Path, suffix: str) -> list[tuple[str, Path, Any]]:
+    """``(tool, path, parsed JSON)`` of each ``schemes/<tool><suffix>`` under ``folder``."""
     schemes = folder / "schemes"
     if not schemes.is_dir():
-        return {}, {}
+        return []
+    found = sorted(schemes.glob(f"*{suffix}"))
+    return [(path.name[: -len(suffix)], path, load_jsonc(path)) for path in found]
+
+
+def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
     schemas: dict[str, dict[str, Any]] = {}
     paths: dict[str, Path] = {}
-    for path in sorted(schemes.glob(f"*{_SCHEMA_SUFFIX}")):
-        schema = load_jsonc(path)
+    for tool, path, schema in _schema_files(folder, _SCHEMA_SUFFIX):
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             raise PackageError(
                 'an input schema must be a JSON Schema object with "type": "object"',
                 path=str(path),
             )
-        tool = path.name[: -len(_SCHEMA_SUFFIX)]
         # Yao's own `x-*` keys (x-process-args) mean nothing to a model or a validator.
         schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
         schemas[tool].setdefault("type", "object")
+        paths[tool] = path
+    return schemas, paths
+
+
+def _process_args(folder: Path) -> dict[str, list[Any]]:
+    """The ``x-process-args`` of each input schema that has one (checked to be a list)."""
+    found: dict[str, list[Any]] = {}
+    for tool, path, schema in _schema_files(folder, _SCHEMA_SUFFIX):
+        if "x-process-args" not in schema:
+            continue
+        value = schema["x-process-args"]
+        if not isinstance(value, list):
+            raise PackageError(
+                "`x-process-args` must be a list",
+                path=str(path),
+                hint='e.g. [":arguments"] or ["$args.id", ":arguments"]',
+            )
+        found[tool] = value
+    return found
+
+
+def _load_output_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
+    """``schemes/<tool>.out.yao``: the schema each tool's result is checked against."""
+    schemas: dict[str, dict[str, Any]] = {}
+    paths: dict[str, Path] = {}
+    for tool, path, schema in _schema_files(folder, _OUTPUT_SUFFIX):
+        if not isinstance(schema, dict):
+            raise PackageError("an output schema must be a JSON Schema object", path=str(path))
+        schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
         paths[tool] = path
     return schemas, paths

@@ -121,6 +121,20 @@ class MemoryStore:
                 conn.rollback()
                 raise
 
+    def snapshot(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every live (unexpired) value: ``{kind: {owner: {key: value}}}`` (for the eval
+        ``state`` assertion)."""
+        with self.transaction() as conn:
+            rows = conn.execute(
+                "SELECT kind, owner, key, value FROM memory"
+                " WHERE expires_at IS NULL OR expires_at > ? ORDER BY kind, owner, key",
+                (self.now(),),
+            ).fetchall()
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for kind, owner, key, value in rows:
+            found.setdefault(kind, {}).setdefault(owner, {})[key] = json.loads(value)
+        return found
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = self._open()

@@ -25,6 +25,7 @@ from agentcli.assistant.conversation import Conversation
 from agentcli.assistant.hooks import Hooks
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.package import AssistantPackage, resolve_assistant
+from agentcli.assistant.process import Processes
 from agentcli.assistant.prompts import select_prompts, truthy
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.assistant.state import StateDir
@@ -36,6 +37,8 @@ from agentcli.runtime.storage import Storage
 
 if TYPE_CHECKING:
     from agentcli.assistant.cassette import CassetteMode
+    from agentcli.assistant.data.schema import ModelSpec
+    from agentcli.assistant.data.store import DataStore
     from agentcli.assistant.response_cache import ResponseCache
 
 __all__ = [
@@ -60,7 +63,21 @@ class Assistant:
         self.hooks = Hooks.load(package.id, package.path)
         self.toolbox = ToolBox.for_package(package, env=registry.env)
         self.toolbox.cassettes = registry.cassettes is not None
+        self.processes = Processes(package, registry)
+        self.toolbox.processes = self.processes
+        self.data = self._load_models()
         self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+
+    def _load_models(self) -> list[ModelSpec] | None:
+        """The package's data models, their tables brought up to date (None without any:
+        then no database is opened and SQLAlchemy is not imported)."""
+        from agentcli.assistant.data.schema import load_models
+
+        specs = load_models(self.package.path, self.package.id)
+        if not specs:
+            return None
+        self.registry.data.register(specs)
+        return specs
 
     def prompts(
         self,
@@ -145,6 +162,22 @@ class AssistantRegistry:
         self._assistants: dict[Path, Assistant] = {}
         self._models: dict[tuple[str, Path | None], Model] = {}
         self._limiters: dict[str, AdaptiveLimiter] = {}
+        self._data: DataStore | None = None
+
+    @property
+    def data(self) -> DataStore:
+        """The database of the data models (SQLite in the state folder, or
+        AGENTCLI_DATABASE_URL), opened when the first package with models loads."""
+        if self._data is None:
+            from agentcli.assistant.data.store import DataStore
+
+            self._data = DataStore.for_state(self.state, self.env)
+        return self._data
+
+    @property
+    def data_store(self) -> DataStore | None:
+        """The data models' store if a package with models was loaded, else None."""
+        return self._data
 
     @property
     def state(self) -> StateDir:
@@ -276,5 +309,7 @@ class AssistantRegistry:
                 await close()
         if self._memory_store is not None:
             self._memory_store.close()
+        if self._data is not None:
+            self._data.close()
         if self.cache is not None:
             self.cache.close()

@@ -50,6 +50,7 @@ from agentcli.threads import in_own_thread
 
 if TYPE_CHECKING:
     from agentcli.assistant.package import AssistantPackage
+    from agentcli.assistant.process import Process, Processes
 
 __all__ = [
     "ToolBox",
@@ -201,6 +202,10 @@ class ToolBox:
         # Set by a registry opened for cassettes: listings and calls then go through the
         # active cassette of the calling task (agentcli.assistant.cassette).
         self.cassettes = False
+        # Set by the Assistant that owns the box: process tools resolve their names through
+        # it (data models, other assistants' functions); without one, src/ functions only.
+        self.processes: Processes | None = None
+        self._output_validators: dict[tuple[str, str], Any] = {}
 
     @classmethod
     def for_package(
@@ -393,16 +398,22 @@ class ToolBox:
         server, name = spec.id, tool.bare_name
         if spec.transport == "process":
             try:
-                return await call_tool_function(tool.execute, arguments, _direct_context(ctx))
+                value = await call_tool_function(tool.execute, arguments, _direct_context(ctx))
             except AgentCliError:
                 raise
             except Exception as error:
                 raise ToolError(
                     f"{server}/{name} failed: {type(error).__name__}: {error}"
                 ) from error
+            if isinstance(value, ToolResult) and value.is_error:
+                raise ToolError(str(value.content))
+            return value
         value, is_error = await self._connection(spec).call_tool(name, arguments)
         if is_error:
             raise ToolError(f"{server}/{name} failed: {value}")
+        checked = self._checked_result(spec, name, value)
+        if isinstance(checked, ToolResult):
+            raise ToolError(str(checked.content))
         return value
 
     async def call_tools(
@@ -456,33 +467,49 @@ class ToolBox:
             if spec.transport == "process":
                 # Imported in a thread of its own: a module that blocks at import is then
                 # cut by the case timeout and by Ctrl-C, as a tool that blocks when called is.
-                functions = await in_own_thread(self._process_functions, spec)
-                tools = [self._process_tool(spec, name, functions[name]) for name in spec.tools]
+                targets = await in_own_thread(self._process_targets, spec)
+                tools = [self._process_tool(spec, name, targets[name]) for name in spec.tools]
             else:
                 tools = await self._mcp_tools(spec)
             self._built[spec.id] = tools
         return tools
 
-    def _process_functions(self, spec: ToolServerSpec) -> dict[str, Callable[..., Any]]:
-        """The function behind each tool of a ``process`` server (importing its modules)."""
-        src = self.package_dir / "src"
-        return {
-            name: load_src_function(src, ref, path=spec.path) for name, ref in spec.tools.items()
-        }
+    def _process_targets(self, spec: ToolServerSpec) -> dict[str, Process]:
+        """The process behind each tool of a ``process`` server (importing its modules)."""
+        from agentcli.assistant.process import Process, wants_ctx
 
-    def _process_tool(self, spec: ToolServerSpec, bare: str, function: Callable[..., Any]) -> Tool:
+        if self.processes is not None:
+            return {
+                name: self.processes.resolve(ref, path=spec.path)
+                for name, ref in spec.tools.items()
+            }
+        src = self.package_dir / "src"
+        targets = {}
+        for name, ref in spec.tools.items():
+            function = load_src_function(src, ref.removeprefix("scripts."), path=spec.path)
+            targets[name] = Process(ref, "python", function, wants_ctx(function))
+        return targets
+
+    def _process_tool(self, spec: ToolServerSpec, bare: str, target: Process) -> Tool:
+        from agentcli.assistant.process import map_process_args
+
         schema = self._schema(spec, bare)
-        doc = (function.__doc__ or "").strip().splitlines()
+        doc = (
+            (target.function.__doc__ or "").strip().splitlines() if target.kind == "python" else []
+        )
         description = str((schema or {}).get("description") or (doc[0] if doc else ""))
         timeout = spec.timeout
+        process_args = spec.process_args.get(bare)
 
         async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
             # A tool function receives the host's ctx (the hook ctx), like hooks do.
+            args = map_process_args(process_args, arguments)
             try:
                 async with asyncio.timeout(timeout):
-                    return await call_tool_function(function, arguments, ctx.services)
+                    result = await target.call(args, ctx.services)
             except TimeoutError:
                 raise ToolError(f"{spec.id}/{bare} timed out after {timeout:g}s") from None
+            return self._checked_result(spec, bare, result)
 
         return Tool(
             name=tool_name(spec.id, bare),
@@ -495,6 +522,39 @@ class ToolBox:
             sequential=is_sequential(spec, bare),
         )
 
+    def _checked_result(self, spec: ToolServerSpec, bare: str, result: Any) -> Any:
+        """``result``, or an error result when it does not match the tool's ``.out.yao``."""
+        schema = spec.output_schemas.get(bare)
+        if schema is None or isinstance(result, ToolResult):
+            return result
+        validator = self._output_validators.get((spec.id, bare))
+        if validator is None:
+            from jsonschema import Draft202012Validator, SchemaError
+
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as error:
+                raise PackageError(
+                    f"invalid JSON Schema: {error.message}",
+                    path=str(spec.output_schema_paths[bare]),
+                ) from None
+            validator = self._output_validators[(spec.id, bare)] = Draft202012Validator(schema)
+        from jsonschema.exceptions import best_match
+
+        from agentcli.jsonsafe import json_safe
+
+        problem = best_match(validator.iter_errors(json_safe(result)))
+        if problem is None:
+            return result
+        shown = spec.output_schema_paths[bare].name
+        return ToolResult(
+            "",
+            bare,
+            f"{spec.id}/{bare} returned a result that does not match {shown}"
+            f" at {problem.json_path}: {problem.message}",
+            is_error=True,
+        )
+
     async def _mcp_tools(self, spec: ToolServerSpec) -> list[Tool]:
         connection = self._connection(spec)
         tools = []
@@ -505,7 +565,7 @@ class ToolBox:
             tools.append(
                 Tool(
                     name=tool_name(spec.id, info.name),
-                    execute=_mcp_execute(connection, info.name),
+                    execute=self._mcp_execute(spec, connection, info.name),
                     description=info.description,
                     parameters=parameters,
                     label=info.name,
@@ -515,6 +575,17 @@ class ToolBox:
                 )
             )
         return tools
+
+    def _mcp_execute(
+        self, spec: ToolServerSpec, connection: McpConnection, name: str
+    ) -> Callable[..., Any]:
+        async def execute(arguments: dict[str, Any]) -> Any:
+            value, is_error = await connection.call_tool(name, arguments)
+            if is_error:
+                return ToolResult("", name, value, is_error=True)
+            return self._checked_result(spec, name, value)
+
+        return execute
 
     def _schema(self, spec: ToolServerSpec, tool: str) -> dict[str, Any] | None:
         """The mapping schema of ``tool``, checked to be a valid JSON Schema."""
@@ -531,16 +602,6 @@ class ToolBox:
                     path=str(spec.schema_paths[tool]),
                 ) from None
         return schema
-
-
-def _mcp_execute(connection: McpConnection, name: str) -> Callable[..., Any]:
-    async def execute(arguments: dict[str, Any]) -> Any:
-        value, is_error = await connection.call_tool(name, arguments)
-        if is_error:
-            return ToolResult("", name, value, is_error=True)
-        return value
-
-    return execute
 
 
 def _listed(tool: Tool) -> dict[str, Any]:

@@ -58,6 +58,7 @@ COMMANDS = (
     "diff_cmd",
     "list_cmd",
     "cache_cmd",
+    "migrate_cmd",
 )
 
 

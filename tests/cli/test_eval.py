@@ -353,22 +353,17 @@ def test_the_run_freezes_what_is_loaded_and_thaws_it_after(project):
 def test_finished_cases_are_freed_at_once_not_left_for_the_collector(project):
     """Per-case objects (conversation, agent, ctx, turns) hold no reference cycles, so each
     is freed when its case ends: garbage found by the collector does not grow with N."""
-    import gc
+    from tests.garbage import cyclic_garbage
+
+    def run(count: int) -> None:
+        assert invoke("probe", f"@n{count}.jsonl", "-o", f"n{count}.out.jsonl").exit_code == 0
 
     def cyclic_garbage_of(count: int) -> int:
         write_cases(
             project / f"n{count}.jsonl",
             [{"id": f"c{i}", "input": f"add {i} 1"} for i in range(count)],
         )
-        gc.collect()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            assert invoke("probe", f"@n{count}.jsonl", "-o", f"n{count}.out.jsonl").exit_code == 0
-            gc.collect()
-            return len(gc.garbage)
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
+        return cyclic_garbage(lambda: run(count))
 
     few, many = cyclic_garbage_of(2), cyclic_garbage_of(42)
     assert many - few < 40, (few, many)  # a cycle per case would add 40 x its size

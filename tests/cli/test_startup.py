@@ -29,6 +29,8 @@ HEAVY = (
     "opentelemetry",  # --otel only
     "tiktoken",  # --estimate only
     "fsspec",  # agent merge of URLs only
+    "sqlalchemy",  # data models only: a package without models opens no database
+    "psycopg",
 )
 
 
@@ -69,6 +71,7 @@ def test_an_offline_eval_imports_no_client(tmp_path):
         "opentelemetry",
         "tiktoken",
         "fsspec",
+        "sqlalchemy",  # no data models in the package: no database, no SQLAlchemy
     }
     assert not heavy & set(loaded)
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1

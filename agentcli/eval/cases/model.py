@@ -22,6 +22,7 @@ __all__ = [
     "Checkpoint",
     "Simulator",
     "SimulatorOptions",
+    "StateFixture",
     "input_text",
 ]
 
@@ -54,6 +55,7 @@ class Assertion:
     json_path: str | None = None
     regex: str | None = None
     judge_samples: int | None = None  # agent: how many times the judge is asked
+    query: str | dict[str, Any] | None = None  # state: SQL text or a model query
 
     @classmethod
     def from_obj(cls, obj: dict[str, Any] | str) -> Assertion:
@@ -79,6 +81,7 @@ class Assertion:
             json_path=obj.get("json_path"),
             regex=obj.get("regex"),
             judge_samples=_whole(obj.get("judge_samples")),
+            query=obj.get("query"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,7 +107,7 @@ class Assertion:
 
 _OPTIONAL_KEYS = (
     "value", "path", "script", "use", "mode", "arguments_mode", "scope",
-    "contains", "exists", "json_path", "regex",
+    "contains", "exists", "json_path", "regex", "query",
 )  # fmt: skip
 
 
@@ -152,6 +155,25 @@ class Checkpoint:
     required: bool = True
 
 
+@dataclass(slots=True)
+class StateFixture:
+    """``state.before`` of a case: memory values by namespace and owner
+    (``{"user": {"test-user": {"budget": 100}}}``) and the rows each data model's table
+    holds when the case starts (``{"order": [{...}]}``: the table emptied, then filled)."""
+
+    memory: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    models: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (as the case file writes it under ``state.before``)."""
+        data: dict[str, Any] = {}
+        if self.memory:
+            data["memory"] = self.memory
+        if self.models:
+            data["models"] = self.models
+        return data
+
+
 @dataclass(slots=True, frozen=True)
 class CaseSource:
     """Where a case was defined (``file`` as shown to the user)."""
@@ -186,6 +208,7 @@ class Case:
     messages: list[dict[str, Any]] = field(default_factory=list)
     sandbox: dict[str, Any] | None = None  # over the package's sandbox (spec.merge_spec)
     tools: CaseTools | None = None  # stubs, unmatched, faults (with the file's defaults)
+    state_before: StateFixture | None = None  # "state": {"before": ...}
 
     @property
     def is_dynamic(self) -> bool:
@@ -224,6 +247,7 @@ class Case:
             "max_turns": self.max_turns if self.max_turns != DEFAULT_MAX_TURNS else None,
             "sandbox": self.sandbox,
             "tools": (self.tools.to_dict() or None) if self.tools is not None else None,
+            "state": {"before": self.state_before.to_dict()} if self.state_before else None,
         }
         data.update((k, v) for k, v in optional.items() if v is not None)
         return data

@@ -31,6 +31,7 @@ from agentcli.eval.cases.model import (
     Checkpoint,
     Simulator,
     SimulatorOptions,
+    StateFixture,
 )
 from agentcli.eval.cases.world import CaseTools
 from agentcli.eval.cases.world_parse import read_tools
@@ -75,6 +76,7 @@ def parse_case(
         checkpoints=_checkpoints(obj.get("checkpoints") or [], found),
         max_turns=obj.get("max_turns", DEFAULT_MAX_TURNS),
         source=CaseSource(shown, line),
+        state_before=_state_before(obj.get("state")),
     )
     if "tools" in obj:
         case.tools = read_tools(obj["tools"], "tools", found).over(defaults)
@@ -122,6 +124,17 @@ def _assertions(raw: Any, where: str, found: list[str]) -> list[Assertion]:
             )
         result.append(assertion)
     return result
+
+
+def _state_before(raw: dict[str, Any] | None) -> StateFixture | None:
+    """``state.before`` of a schema-valid case (None without one)."""
+    before = (raw or {}).get("before")
+    if not before:
+        return None
+    return StateFixture(
+        memory={kind: dict(owners) for kind, owners in (before.get("memory") or {}).items()},
+        models={name: list(rows) for name, rows in (before.get("models") or {}).items()},
+    )
 
 
 def _case_options(raw: dict[str, Any]) -> CaseOptions:

@@ -34,6 +34,7 @@ from agentcli.eval.checks.matching import (
 )
 from agentcli.eval.checks.outcome import Check, Checker
 from agentcli.eval.checks.rules import RULES, field_problem
+from agentcli.eval.checks.state_check import STATE_CHECKERS, StateView
 from agentcli.eval.checks.tool_checks import TOOL_CHECKERS
 from agentcli.eval.results.model import AssertionResult, ToolCall, Trace, Usage
 from agentcli.jsonsafe import json_type
@@ -128,14 +129,15 @@ ToolSchema = Callable[[ToolCall], Awaitable[dict[str, Any] | None]]
 @dataclass(slots=True)
 class AssertionEnv:
     """Services the runner injects: an LLM judge for ``agent``, a resolver for ``script``,
-    the tools' schemas for ``tool_args_valid``."""
+    the tools' schemas for ``tool_args_valid``, the run's state for ``state``."""
 
     judge: Judge | None = None
     script: ScriptResolver | None = None
     tool_schema: ToolSchema | None = None
+    state: StateView | None = None
 
 
-ASSERTIONS: dict[str, Checker] = {**TOOL_CHECKERS, **FILE_CHECKERS}
+ASSERTIONS: dict[str, Checker] = {**TOOL_CHECKERS, **FILE_CHECKERS, **STATE_CHECKERS}
 
 
 def _checker(name: str) -> Callable[[Checker], Checker]:
@@ -264,8 +266,8 @@ def validate_assertion(a: Assertion) -> str | None:
     """The first problem with an assertion (unknown type, missing/bad value, ...), or None."""
     if a.type not in ASSERTIONS:
         return _unknown_type(a.type)
-    if a.path is not None and a.type not in ("json_path", "type", "file"):
-        return f'"path" is only used by json_path, type and file assertions, not {a.type}'
+    if a.path is not None and a.type not in ("json_path", "type", "file", "state"):
+        return f'"path" is only used by json_path, type, file and state assertions, not {a.type}'
     problem = field_problem(a)
     if problem:
         return problem

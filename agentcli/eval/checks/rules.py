@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.eval.checks.file_checks import FILE_FIELDS, FILE_RULES
 from agentcli.eval.checks.matching import compile_path, regex_problems, show, value_problems
+from agentcli.eval.checks.state_check import state_rule
 from agentcli.eval.checks.tool_checks import COUNT_KEYS
 from agentcli.eval.checks.trajectory import ARGUMENTS_MODES, CALL_KEYS, MODES, SCOPES
 from agentcli.jsonsafe import JSON_TYPES
@@ -94,6 +95,8 @@ def _schema_value(a: Assertion) -> str | None:
 def field_problem(a: Assertion) -> str | None:
     """A ``trajectory`` field on another type, or one of them with a value it does not take;
     ``min``/``max`` on another type than ``steps``."""
+    if a.query is not None and a.type != "state":
+        return f'"query" is only used by state assertions, not {a.type}'
     if (a.minimum is not None or a.maximum is not None) and a.type != "steps":
         key = "min" if a.minimum is not None else "max"
         return f'"{key}" is only used by steps assertions, not {a.type}'
@@ -292,4 +295,5 @@ RULES: dict[str, Callable[[Assertion], str | None]] = {
     "steps": _steps_value,
     "stop_reason": _stop_reason_value,
     **FILE_RULES,
+    "state": state_rule,
 }

@@ -20,12 +20,13 @@ from agentcli.assistant.sandbox import merge_spec, open_sandbox
 from agentcli.eval.checks.assertions import AssertionEnv, Subject
 from agentcli.eval.results.model import CaseResult, Trace
 from agentcli.eval.run.services import HookRunner, judge_with_agent
+from agentcli.eval.run.state_fixtures import RunState
 from agentcli.jsonsafe import json_safe
 
 if TYPE_CHECKING:
     from agentcli.assistant.request import Reply, ToolCall
     from agentcli.assistant.sandbox import Sandbox
-    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.session import Assistant, AssistantRegistry
     from agentcli.assistant.tools import ToolBox
     from agentcli.eval.cases.model import Case
     from agentcli.eval.run.runner import EvalConfig
@@ -69,10 +70,14 @@ class JudgingExecutor:
 
 
 def assertion_env(
-    registry: AssistantRegistry, hooks: HookRunner, tools: ToolBox | None = None
+    registry: AssistantRegistry,
+    hooks: HookRunner,
+    tools: ToolBox | None = None,
+    *,
+    assistant: Assistant | None = None,
 ) -> AssertionEnv:
-    """What assertions and checkpoints may call: the LLM judge, ``script`` functions and
-    the schemas of the tools in ``tools`` (the assistant under test's)."""
+    """What assertions and checkpoints may call: the LLM judge, ``script`` functions, the
+    schemas of the tools in ``tools`` (the assistant under test's) and the run's state."""
 
     async def judge(
         use: str, criteria: Any, subject: Subject, options: dict[str, Any]
@@ -89,7 +94,8 @@ def assertion_env(
         schema = next((t["input_schema"] for t in listed if t["name"] == call.tool), None)
         return schema if isinstance(schema, dict) else None
 
-    return AssertionEnv(judge=judge, script=hooks.resolve, tool_schema=tool_schema)
+    state = RunState(registry, assistant) if assistant is not None else None
+    return AssertionEnv(judge=judge, script=hooks.resolve, tool_schema=tool_schema, state=state)
 
 
 @asynccontextmanager

@@ -21,6 +21,7 @@ from agentcli import otel
 from agentcli.assistant import cassette as tape
 from agentcli.assistant.identity import Identity, resolve_identity
 from agentcli.assistant.interception import use as intercepting
+from agentcli.assistant.process import use_processes
 from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
 from agentcli.capture import OutputSink, capturing
 from agentcli.errors import AgentCliError, HookError
@@ -35,6 +36,7 @@ from agentcli.eval.run.options import DEFAULT_TIMEOUT
 from agentcli.eval.run.services import EvalContext, HookRunner
 from agentcli.eval.run.single_turn import SingleTurnExecutor
 from agentcli.eval.run.spend import case_spend
+from agentcli.eval.run.state_fixtures import seed_state
 from agentcli.eval.run.tool_world import world_for
 from agentcli.eval.run.view import LogLevel, RunEvent, Stream
 from agentcli.eval.stats.adaptive import SequentialTest
@@ -355,6 +357,7 @@ class EvalRunner:
         100,000 cases holds only the cases in flight (``cases`` may be a lazy iterable)."""
         config = self.config
         outcome = RunOutcome()
+        use_processes(config.assistant.processes)  # process() in the eval hooks
         selected: Iterable[Case] = (
             c for c in cases if config.run_filter is None or config.run_filter.search(c.id)
         )
@@ -575,6 +578,11 @@ class EvalRunner:
         started = time.perf_counter()
         hook_ctx = self.config.hook_context(case)
         before_data: Any = None
+        if case.state_before is not None:
+            try:
+                await seed_state(self.config.registry, self.config.assistant, case.state_before)
+            except AgentCliError as error:
+                return error_result(case, run, f"state.before failed: {error}", started)
         if case.before:
             before = asyncio.ensure_future(self.hooks.call(case.before, hook_ctx, case.to_dict()))
             try:
@@ -679,6 +687,8 @@ def failed(result: CaseResult) -> bool:
 def _case_file_executors(config: EvalConfig, hooks: HookRunner) -> Callable[[Case], CaseExecutor]:
     """Which executor plays a case of a case file: dynamic ones by the simulator, the
     others single-turn, both judging through one assertion environment."""
-    env = assertion_env(config.registry, hooks, config.assistant.toolbox)
+    env = assertion_env(
+        config.registry, hooks, config.assistant.toolbox, assistant=config.assistant
+    )
     single, dynamic = SingleTurnExecutor(config, env), DynamicExecutor(config, env)
     return lambda case: dynamic if case.is_dynamic else single

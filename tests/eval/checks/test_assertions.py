@@ -606,6 +606,7 @@ def test_every_documented_type_is_registered():
         "regex", "equals", "json_path", "type", "is_json", "tool_called", "tool_result",
         "agent", "script", "latency", "cost", "tokens",
         "tool_not_called", "tool_args_valid", "trajectory", "steps", "stop_reason", "file",
+        "state",
     }  # fmt: skip
 
 
@@ -709,7 +710,7 @@ def test_subject_from_trace():
         ({"type": "tokens", "value": True}, 'tokens "value" must be a non-negative number'),
         (
             {"type": "contains", "value": "x", "path": "a"},
-            '"path" is only used by json_path, type and file assertions, not contains',
+            '"path" is only used by json_path, type, file and state assertions, not contains',
         ),
     ],
 )
