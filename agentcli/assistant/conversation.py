@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
+from agentcli.assistant.mcp_context import resource_messages
 from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
 from agentcli.errors import ConfigError
@@ -176,7 +177,17 @@ class Conversation:
         spec = self._connector(create)
         model = self.registry.model(spec, package=package)
         self._prompts = self._render_prompts(ctx, create)
-        tools = await self.assistant.toolbox.tools(create.mcp_servers if create else None)
+        servers = create.mcp_servers if create else None
+        toolbox = self.assistant.toolbox
+        tools = await toolbox.tools(servers)
+        for withheld in toolbox.withheld(servers):
+            ctx.trace.warn(
+                f"tool {withheld} needs MCP task execution (taskSupport: required); "
+                "not offered to the model"
+            )
+        resources = await toolbox.context_resources(servers, ctx=ctx)
+        if resources:
+            self._prompts = [*self._prompts, *resource_messages(resources, ctx)]
         agent = self._agent(model, tools, create, ctx)
         turn = await agent.prompt(as_messages(new_messages))
         return await self._finish(ctx, turn, spec)

@@ -61,6 +61,8 @@ class ToolServerSpec:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
+    # where a process server's functions live: the package's src/ (None), or the app's
+    src_dir: Path | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
@@ -69,16 +71,38 @@ class ToolServerSpec:
     sequential: frozenset[str] | bool = frozenset()
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     schema_paths: dict[str, Path] = field(default_factory=dict)
+    # process servers: resource and prompt names -> functions (resolved like `tools`), and
+    # what mcps/mapping/<id>/resources/<name>.res.yao and prompts/<name>.pmt.yao say of them
+    resources: dict[str, str] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    resource_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompt_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. unset $ENV variables
 
 
 def load_tool_servers(
-    package_dir: Path, *, env: Mapping[str, str] = os.environ
+    package_dir: Path, *, env: Mapping[str, str] = os.environ, app_dir: Path | None = None
 ) -> list[ToolServerSpec]:
-    """Read every ``mcps/**/*.mcp.yao`` (``.json``/``.jsonc``) of a package, sorted by id."""
-    root = Path(package_dir) / "mcps"
+    """Read every ``mcps/**/*.mcp.yao`` (``.json``/``.jsonc``) of a package, sorted by id.
+
+    ``app_dir`` (the folder above the assistants root, a Yao app) adds the app-level
+    servers of its ``mcps/``, as Yao finds them by id; a package's own server of the same
+    id wins. An app-level process server's functions live in the app's ``src/``."""
+    specs = _servers_in(Path(package_dir), Path(package_dir), env)
+    if (
+        app_dir is not None
+        and (Path(app_dir) / "mcps").resolve() != (Path(package_dir) / "mcps").resolve()
+    ):
+        for server_id, spec in _servers_in(Path(app_dir), Path(app_dir), env).items():
+            specs.setdefault(server_id, spec)
+    return [specs[key] for key in sorted(specs)]
+
+
+def _servers_in(folder: Path, base_dir: Path, env: Mapping[str, str]) -> dict[str, ToolServerSpec]:
+    """The servers of ``folder/mcps`` by id (``base_dir`` resolves their relative paths)."""
+    root = folder / "mcps"
     if not root.is_dir():
-        return []
+        return {}
     specs: dict[str, ToolServerSpec] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -92,8 +116,8 @@ def load_tool_servers(
                 path=str(path),
                 hint="keep one definition file per server",
             )
-        specs[server_id] = _load_spec(server_id, path, Path(package_dir), env)
-    return [specs[key] for key in sorted(specs)]
+        specs[server_id] = _load_spec(server_id, path, base_dir, env)
+    return specs
 
 
 def _load_spec(
@@ -117,13 +141,18 @@ def _load_spec(
     )
     if transport == "process":
         spec.tools = _string_map(data, "tools", where, env=None)
-        if not spec.tools:
+        spec.resources = _string_map(data, "resources", where, env=None)
+        spec.prompts = _string_map(data, "prompts", where, env=None)
+        if not (spec.tools or spec.resources or spec.prompts):
             raise PackageError(
                 'a process server needs `tools`: {tool name: "file.Function"}',
                 path=where,
                 hint='e.g. "tools": {"search": "tools.Search"} for src/tools.py:Search',
             )
         check_sequential(spec, list(spec.tools))
+        mapping = package_dir / "mcps" / "mapping" / server_id
+        spec.resource_meta = _load_meta(mapping / "resources", ".res.yao", spec.resources)
+        spec.prompt_meta = _load_meta(mapping / "prompts", ".pmt.yao", spec.prompts)
     elif transport == "stdio":
         command = _substitute(_string(data, "command", where), "command", where, env, required=True)
         if not command:
@@ -150,6 +179,7 @@ def _load_spec(
         if token:
             scheme = "" if token.lower().startswith(("bearer ", "basic ")) else "Bearer "
             spec.headers.setdefault("Authorization", scheme + token)
+    spec.src_dir = package_dir / "src"
     spec.schemas, spec.schema_paths = _load_schemas(package_dir / "mcps" / "mapping" / server_id)
     spec.warnings = warnings
     return spec
@@ -308,3 +338,18 @@ def _load_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Pa
         schemas[tool].setdefault("type", "object")
         paths[tool] = path
     return schemas, paths
+
+
+def _load_meta(folder: Path, suffix: str, names: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The mapping files (``<name>.res.yao``, ``<name>.pmt.yao``) of a process server's
+    resources or prompts, by name; a name without one has none."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = folder / f"{name}{suffix}"
+        if not path.is_file():
+            continue
+        data = load_jsonc(path)
+        if not isinstance(data, dict):
+            raise PackageError("a mapping file must be a JSON object", path=str(path))
+        found[name] = data
+    return found

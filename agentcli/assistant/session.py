@@ -225,6 +225,7 @@ class AssistantRegistry:
         depth: int | None = None,
         on_event: Callable[[Any], Any] | None = None,
         stream: bool = False,
+        started: Callable[[Conversation], Any] | None = None,
     ) -> Reply:
         """Run one request against another assistant (``ctx.agent.call``, delegates).
 
@@ -263,6 +264,8 @@ class AssistantRegistry:
             request.on_event = on_event
         assistant = self.get(agent_id)
         conversation = assistant.conversation(request, depth=depth, chain=chain)
+        if started is not None:  # a caller that may stop it (on_chunk returning non-zero)
+            started(conversation)
         return await conversation.send(messages)
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import fnmatch
 import hashlib
 import os
 import re
@@ -26,6 +27,13 @@ from agentcli.assistant.cassette import active as active_cassette
 from agentcli.assistant.cassette import call_tool as cassette_call
 from agentcli.assistant.cassette import recorded as cassette_record
 from agentcli.assistant.mcp_client import McpConnection
+from agentcli.assistant.mcp_process import (
+    match_uri,
+    process_prompt,
+    process_resource,
+    prompt_messages,
+    resource_content,
+)
 from agentcli.assistant.mcps import (
     ToolServerSpec,
     check_sequential,
@@ -186,14 +194,21 @@ class ToolBox:
         source: str | None = None,
         env: Mapping[str, str] = os.environ,
         specs: list[ToolServerSpec] | None = None,
+        app_dir: Path | None = None,
     ) -> None:
         self.package_dir = Path(package_dir)
-        found = load_tool_servers(self.package_dir, env=env) if specs is None else specs
+        found = (
+            load_tool_servers(self.package_dir, env=env, app_dir=app_dir)
+            if specs is None
+            else specs
+        )
         self.specs: dict[str, ToolServerSpec] = {spec.id: spec for spec in found}
         self._source = source or str(self.package_dir / "package.yao")
         self.selection = None if servers is None else self._refs(servers, self._source)
         self._connections: dict[str, McpConnection] = {}
         self._built: dict[str, list[Tool]] = {}
+        # per server: its tools that must run as MCP tasks, never offered to the model
+        self._task_only: dict[str, list[str]] = {}
         self._validator = ArgumentValidator()
         # Set by a registry opened for cassettes: listings and calls then go through the
         # active cassette of the calling task (agentcli.assistant.cassette).
@@ -209,7 +224,10 @@ class ToolBox:
             isinstance(raw, dict) and raw.get("servers") is not None
         )
         servers = package.mcp if declared else None
-        return cls(package.path, servers=servers, source=str(package.file), env=env)
+        app_dir = package.root.parent if package.root is not None else None
+        return cls(
+            package.path, servers=servers, source=str(package.file), env=env, app_dir=app_dir
+        )
 
     async def __aenter__(self) -> ToolBox:
         return self
@@ -267,16 +285,20 @@ class ToolBox:
         seen: dict[str, Tool] = {}
         for ref in refs:
             available = await self._server_tools(self.specs[ref.server_id])
+            task_only = self._task_only.get(ref.server_id, [])
+            available = [tool for tool in available if tool.bare_name not in task_only]
             if ref.tools is not None:
                 by_name = {tool.bare_name: tool for tool in available}
-                missing = [name for name in ref.tools if name not in by_name]
+                missing = [
+                    name for name in ref.tools if name not in by_name and name not in task_only
+                ]
                 if missing:
                     raise PackageError(
                         f"server {ref.server_id!r} has no tool {', '.join(map(repr, missing))}"
                         f" (it has: {', '.join(sorted(by_name)) or 'none'})",
                         path=source,
                     )
-                available = [by_name[name] for name in dict.fromkeys(ref.tools)]
+                available = [by_name[name] for name in dict.fromkeys(ref.tools) if name in by_name]
             for tool in available:
                 other = seen.get(tool.name)
                 if other is tool:
@@ -362,6 +384,111 @@ class ToolBox:
             raise ToolError(f"{server}/{name} failed: {value}")
         return value
 
+    def withheld(self, servers: list[Any] | None = None) -> list[str]:
+        """``server/tool`` of every listed tool of the selected servers that needs MCP task
+        execution (``taskSupport: required``), which the model is not offered."""
+        return [
+            f"{ref.server_id}/{name}"
+            for ref in self._selected(servers)
+            for name in self._task_only.get(ref.server_id, [])
+            if ref.tools is None or name in ref.tools
+        ]
+
+    def _selected(self, servers: list[Any] | None) -> list[McpServerRef]:
+        """The server refs of the package's selection (or of ``servers`` instead)."""
+        source = self._source if servers is None else "Create hook mcp_servers"
+        refs = self.selection if servers is None else self._refs(servers, source)
+        return refs if refs is not None else [McpServerRef(server_id) for server_id in self.specs]
+
+    async def list_resources(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
+        """The resources of ``server``: ``[{uri, name, description, mime_type}]``."""
+        spec = self._spec(server)
+        if spec.transport == "process":
+            return [process_resource(spec, name) for name in spec.resources]
+        return await self._connection(spec).list_resources()
+
+    async def read_resource(
+        self, server: str, uri: str, *, ctx: Any = None
+    ) -> list[dict[str, Any]]:
+        """The contents of resource ``uri`` of ``server``: ``[{uri, mime_type, text | blob}]``."""
+        spec = self._spec(server)
+        if spec.transport != "process":
+            return await self._connection(spec).read_resource(uri)
+        for name in spec.resources:
+            arguments = match_uri(process_resource(spec, name)["uri"], uri)
+            if arguments is not None:
+                function = await in_own_thread(self._resolve_process, spec, spec.resources[name])
+                value = await self._run_process(spec, name, function, arguments, ctx)
+                return [resource_content(uri, process_resource(spec, name), value)]
+        raise ToolError(f"server {server!r} has no resource {uri!r}")
+
+    async def list_prompts(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
+        """The prompts of ``server``: ``[{name, description, arguments}]``."""
+        spec = self._spec(server)
+        if spec.transport == "process":
+            return [process_prompt(spec, name) for name in spec.prompts]
+        return await self._connection(spec).list_prompts()
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, Any] | None = None, *, ctx: Any = None
+    ) -> dict[str, Any]:
+        """Prompt ``name`` of ``server`` filled with ``arguments``: ``{description, messages}``."""
+        spec = self._spec(server)
+        values = {str(k): str(v) for k, v in (arguments or {}).items()}
+        if spec.transport != "process":
+            return await self._connection(spec).get_prompt(name, values)
+        if name not in spec.prompts:
+            raise ToolError(f"server {server!r} has no prompt {name!r}")
+        function = await in_own_thread(self._resolve_process, spec, spec.prompts[name])
+        value = await self._run_process(spec, name, function, values, ctx)
+        return prompt_messages(process_prompt(spec, name), value)
+
+    async def context_resources(
+        self, servers: list[Any] | None = None, *, ctx: Any = None
+    ) -> list[dict[str, Any]]:
+        """The contents of every resource the selection's ``resources`` patterns match, in
+        order, each ``{server, uri, name, mime_type, text | blob}``. A pattern is a URI,
+        ``*`` matching any run of characters (``data://users/*``); a URI without ``*`` is
+        read even when the server does not list it (a template's instance)."""
+        found: list[dict[str, Any]] = []
+        for ref in self._selected(servers):
+            if not ref.resources:
+                continue
+            listed = await self.list_resources(ref.server_id, ctx=ctx)
+            by_uri = {item["uri"]: item for item in listed}
+            uris: dict[str, None] = {}
+            for pattern in ref.resources:
+                if "*" not in pattern:
+                    uris[pattern] = None
+                    continue
+                for uri in by_uri:
+                    if fnmatch.fnmatchcase(uri, pattern):
+                        uris[uri] = None
+            for uri in uris:
+                name = by_uri.get(uri, {}).get("name", "")
+                for content in await self.read_resource(ref.server_id, uri, ctx=ctx):
+                    found.append({"server": ref.server_id, "name": name, **content})
+        return found
+
+    async def _run_process(
+        self,
+        spec: ToolServerSpec,
+        name: str,
+        function: Callable[..., Any],
+        arguments: Any,
+        ctx: Any,
+    ) -> Any:
+        """Call a process server's resource or prompt function, as its tools are called."""
+        try:
+            async with asyncio.timeout(spec.timeout):
+                return await call_tool_function(function, arguments, ctx)
+        except TimeoutError:
+            raise ToolError(f"{spec.id}/{name} timed out after {spec.timeout:g}s") from None
+        except AgentCliError:
+            raise
+        except Exception as error:
+            raise ToolError(f"{spec.id}/{name} failed: {type(error).__name__}: {error}") from error
+
     async def call_tools(
         self, server: str, calls: list[dict[str, Any]], *, ctx: Any = None
     ) -> list[Any]:
@@ -422,10 +549,13 @@ class ToolBox:
 
     def _process_functions(self, spec: ToolServerSpec) -> dict[str, Callable[..., Any]]:
         """The function behind each tool of a ``process`` server (importing its modules)."""
-        src = self.package_dir / "src"
-        return {
-            name: load_src_function(src, ref, path=spec.path) for name, ref in spec.tools.items()
-        }
+        return {name: self._resolve_process(spec, ref) for name, ref in spec.tools.items()}
+
+    def _resolve_process(self, spec: ToolServerSpec, ref: str) -> Callable[..., Any]:
+        """The function a process server's ``ref`` names (its tools, resources and prompts
+        all resolve here)."""
+        src = spec.src_dir or self.package_dir / "src"
+        return load_src_function(src, ref, path=spec.path)
 
     def _process_tool(self, spec: ToolServerSpec, bare: str, function: Callable[..., Any]) -> Tool:
         schema = self._schema(spec, bare)
@@ -457,6 +587,7 @@ class ToolBox:
         tools = []
         listed = await connection.list_tools()
         check_sequential(spec, [info.name for info in listed])
+        self._task_only[spec.id] = [i.name for i in listed if i.task_support == "required"]
         for info in listed:
             parameters = self._schema(spec, info.name) or info.input_schema or dict(_EMPTY_SCHEMA)
             tools.append(
@@ -491,8 +622,12 @@ class ToolBox:
 
 
 def _mcp_execute(connection: McpConnection, name: str) -> Callable[..., Any]:
-    async def execute(arguments: dict[str, Any]) -> Any:
-        value, is_error = await connection.call_tool(name, arguments)
+    async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            # becomes a tool_execution_update event (`agent run -v` shows it)
+            ctx.update({"progress": done, "total": total, "message": message})
+
+        value, is_error = await connection.call_tool(name, arguments, progress=progress)
         if is_error:
             return ToolResult("", name, value, is_error=True)
         return value
