@@ -232,7 +232,9 @@ class McpConnection:
                 # the SDK's shielded shutdown, leaving the server alive and its pipes open.
                 with scope:
                     transport = self._transport(stderr)
-                    async with Client(transport, read_timeout_seconds=self.spec.timeout) as client:
+                    async with Client(
+                        transport, read_timeout_seconds=self.spec.timeout, mode=self.spec.protocol
+                    ) as client:
                         if not ready.done():
                             ready.set_result(client)
                         await stop.wait()

@@ -66,6 +66,10 @@ class ToolServerSpec:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    # how the MCP protocol version is negotiated: "auto" (probe, then the handshake),
+    # "legacy" (the initialize handshake only: servers of the 2025-11-25 era and before), or
+    # a modern version pinned
+    protocol: str = "auto"
     # tools whose calls never run beside other calls (they share state: a database);
     # True: every tool of the server
     sequential: frozenset[str] | bool = frozenset()
@@ -137,6 +141,7 @@ def _load_spec(
         label=_string(data, "label", where),
         description=_string(data, "description", where),
         timeout=_timeout(data.get("timeout"), where),
+        protocol=_protocol(data.get("protocol"), where),
         sequential=_sequential(data.get("sequential"), where),
     )
     if transport == "process":
@@ -206,6 +211,20 @@ def _transport(data: dict[str, Any], where: str) -> Transport:
             f"unknown transport {raw!r}", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
         )
     return named
+
+
+# handshake-era versions; pinning one means the initialize handshake
+_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _protocol(value: Any, where: str) -> str:
+    """``protocol``: ``auto``, ``legacy``, or a protocol version (a handshake-era one means
+    ``legacy``)."""
+    if value is None or value == "auto":
+        return "auto"
+    if not isinstance(value, str) or not value:
+        raise PackageError("`protocol` must be auto, legacy or a protocol version", path=where)
+    return "legacy" if value in _HANDSHAKE_VERSIONS else value
 
 
 def _command(command: str, package_dir: Path) -> str:

@@ -465,7 +465,7 @@ class ToolBox:
                     if fnmatch.fnmatchcase(uri, pattern):
                         uris[uri] = None
             for uri in uris:
-                name = by_uri.get(uri, {}).get("name", "")
+                name = next((i["name"] for i in listed if match_uri(i["uri"], uri) is not None), "")
                 for content in await self.read_resource(ref.server_id, uri, ctx=ctx):
                     found.append({"server": ref.server_id, "name": name, **content})
         return found

@@ -267,9 +267,7 @@ def media_parts(content: Any) -> bool:
     return (
         isinstance(content, list)
         and bool(content)
-        and all(
-            isinstance(p, dict) and p.get("type") in ("text", *_MEDIA_PARTS) for p in content
-        )
+        and all(isinstance(p, dict) and p.get("type") in ("text", *_MEDIA_PARTS) for p in content)
         and any(p["type"] in _MEDIA_PARTS for p in content)
     )
 
