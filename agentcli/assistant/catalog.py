@@ -17,7 +17,51 @@ from typing import Any
 from agentcli.assistant.package import AssistantPackage, assistant_id, load_package
 from agentcli.errors import AgentCliError, ConfigError
 
-__all__ = ["PackageReport", "check_package", "summarize_package", "tool_count"]
+__all__ = [
+    "AliasReport",
+    "PackageReport",
+    "check_aliases",
+    "check_package",
+    "summarize_package",
+    "tool_count",
+]
+
+
+@dataclass(slots=True)
+class AliasReport:
+    """One ``connectors.yml`` alias as ``agent list --check`` resolved it."""
+
+    name: str
+    target: str  # what the alias names (its model)
+    error: str | None = None
+    warning: str | None = None
+
+
+def check_aliases(
+    cwd: Path, root: Path | None, env: Mapping[str, str] | None = None
+) -> tuple[Path | None, list[AliasReport]]:
+    """Resolve every alias of the ``connectors.yml`` in use (no model is called): an offline
+    target is checked for its kind only (``scripted`` finds its rules in each package)."""
+    from agentcli.models.connectors import alias_targets, is_offline, resolve_connector
+
+    env = os.environ if env is None else env
+    try:
+        file, targets = alias_targets(cwd, root)
+    except ConfigError as error:
+        return None, [AliasReport("connectors.yml", "", error=str(error))]
+    reports = []
+    for name, target in targets.items():
+        report = AliasReport(name, target)
+        if not is_offline(target):
+            try:
+                resolve_connector(name, cwd=cwd, assistants_root=root, env=env)
+            except AgentCliError as error:
+                if "API key" in error.message:  # the machine's business, as for packages
+                    report.warning = str(error)
+                else:
+                    report.error = str(error)
+        reports.append(report)
+    return file, reports
 
 
 @dataclass(slots=True)
@@ -147,8 +191,9 @@ def _prompts(report: PackageReport, package: AssistantPackage) -> None:
 
 
 def _hooks(report: PackageReport, package: AssistantPackage) -> None:
-    from agentcli.assistant.hooks import Hooks
+    from agentcli.assistant.hooks import Hooks, unported_hooks
 
+    report.warnings += unported_hooks(package.path)
     hooks = Hooks.load(package.id, package.path)
     if hooks.path is not None and hooks.create is None and hooks.next is None:
         report.warnings.append(f"{hooks.path} defines neither Create nor Next")

@@ -253,12 +253,14 @@ def select_prompts(
     hook_preset: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     disable_global_prompts: bool | None = None,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, str]]:
     """Global prompts (unless disabled) followed by the selected preset or ``prompts.yml``.
 
     Preset: ``hook_preset`` (Create hook), else ``metadata["__prompt_preset"]``, else
     ``default_mode`` when a preset of that name exists, else prompts.yml. A preset named by
-    the hook or metadata that does not exist is an error. Global prompts are disabled by
+    the hook or metadata that does not exist is an error, or, given ``warnings``, a warning
+    there and the next choice is taken (Yao falls back to the default prompts). Global prompts are disabled by
     ``disable_global_prompts`` (Create hook), else ``metadata["__disable_global_prompts"]``,
     else the package's ``disable_global_prompts``.
     """
@@ -271,6 +273,12 @@ def select_prompts(
         if not name:
             continue
         file = _find_preset(package, str(name))
+        if file is None and warnings is not None:
+            warnings.append(
+                f"prompt preset '{name}' (from {source}) does not exist; "
+                "the default prompts are used"
+            )
+            continue
         if file is None:
             available = sorted(_preset_files(package))
             raise PackageError(

@@ -144,6 +144,14 @@ class EvalOptions:
             header="connector",
         ),
     )
+    connector_all: bool = field(
+        default=False,
+        metadata=flag(
+            "--connector-all",
+            help="Apply -c to delegated and ctx.agent assistants too.",
+            message=False,
+        ),
+    )
     user: str | None = field(
         default=None,
         metadata=flag("-u", "--user", help="User id.", per_case=PerCase("user", wins="flag")),

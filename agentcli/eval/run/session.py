@@ -124,6 +124,8 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
+    if options.connector_all and not options.connector:
+        raise ConfigError("--connector-all applies -c to every assistant: give -c too")
     if options.cassettes is not None and not (options.record or options.replay):
         raise ConfigError(
             f"--cassettes {options.cassettes} needs --record or --replay",
@@ -143,6 +145,8 @@ async def run_eval(options: EvalOptions, view: EvalView) -> int:
             cassettes=cassettes.mode if cassettes else None,
         )
         registry.seed = options.seed
+        if options.connector_all:  # -c for every assistant the run reaches, not only its own
+            registry.connector_all = options.connector
         if options.cache:
             from agentcli.assistant.response_cache import ResponseCache
 
@@ -450,6 +454,10 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     run_filter, writer, kept = config.run_filter, plan.writer, plan.kept
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
+    from agentcli.assistant.hooks import unported_hooks
+
+    for warning in unported_hooks(package.path):
+        view.warning(warning)
     if connector:
         view.info(f"Connector: {connector}" + (" (override)" if options.connector else ""))
     if suite is not None:
