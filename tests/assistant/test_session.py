@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.session import AssistantRegistry, Reply, RequestOptions
-from agentcli.errors import ConfigError, PackageError
+from agentcli.errors import ConfigError
 from agentcli.runtime.storage import JsonlStorage
 
 # A python: model that answers with what it was given, so tests can see the request.
