@@ -45,25 +45,33 @@ def _on_chunk(options: dict[str, Any], request: dict[str, Any]) -> Callable[...,
     return found if callable(found) else None
 
 
-def _text_listener(
-    on_chunk: Callable[[str], object], stop: Callable[[], object]
-) -> Callable[[Event], None]:
-    """An agent event listener passing streamed text to ``on_chunk``; ``stop`` is called
-    once when it asks to stop."""
-    from agentcli.models.base import TextDelta
-    from agentcli.runtime.events import MessageUpdate
+class _ChunkStream:
+    """An agent event listener passing streamed text to ``on_chunk``; when it asks to stop,
+    the conversation is aborted and ``text`` (what was streamed so far) is the answer."""
 
-    stopped = False
+    def __init__(self, on_chunk: Callable[[str], object]) -> None:
+        self.on_chunk = on_chunk
+        self.running: list[Conversation] = []  # the conversation of the call, once started
+        self.pieces: list[str] = []
+        self.stopped = False
 
-    def listener(event: Event) -> None:
-        nonlocal stopped
-        if stopped or not isinstance(event, MessageUpdate):
+    @property
+    def text(self) -> str:
+        """The text streamed up to the stop."""
+        return "".join(self.pieces)
+
+    def __call__(self, event: Event) -> None:
+        from agentcli.models.base import TextDelta
+        from agentcli.runtime.events import MessageUpdate
+
+        if self.stopped or not isinstance(event, MessageUpdate):
             return
-        if isinstance(event.delta, TextDelta) and stops(on_chunk(event.delta.text)):
-            stopped = True
-            stop()
-
-    return listener
+        if isinstance(event.delta, TextDelta):
+            self.pieces.append(event.delta.text)
+            if stops(self.on_chunk(event.delta.text)):
+                self.stopped = True
+                for conversation in self.running:
+                    conversation.abort()
 
 
 class _Fanout(PascalAliases):
@@ -120,23 +128,26 @@ class AgentCalls(_Fanout):
         agent_id = str(request.get("agent") or request.get("agent_id") or "")
         options = dict(request.get("options") or {})
         on_chunk = _on_chunk(options, request)
-        running: list[Conversation] = []
-
-        def stop() -> None:
-            for conversation in running:
-                conversation.abort()
-
+        chunks = _ChunkStream(on_chunk) if on_chunk else None
         try:
             reply = await self._ctx.registry.ask(
                 agent_id,
                 _as_messages(request.get("messages")),
                 parent=self._ctx,
                 options=options,
-                on_event=_text_listener(on_chunk, stop) if on_chunk else None,
-                started=running.append,
+                on_event=chunks,
+                started=chunks.running.append if chunks else None,
             )
         except Exception as error:  # a failed sub-call is a value the hook can inspect
             return {"agent_id": agent_id, "content": None, "text": None, "error": str(error)}
+        if chunks is not None and chunks.stopped:  # the answer is what streamed until then
+            return {
+                "agent_id": agent_id,
+                "content": chunks.text,
+                "text": chunks.text,
+                "response": reply.to_dict(),
+                "error": None,
+            }
         return {
             "agent_id": agent_id,
             "content": reply.output,

@@ -91,19 +91,24 @@ def load_tool_servers(
 
     ``app_dir`` (the folder above the assistants root, a Yao app) adds the app-level
     servers of its ``mcps/``, as Yao finds them by id; a package's own server of the same
-    id wins. An app-level process server's functions live in the app's ``src/``."""
-    specs = _servers_in(Path(package_dir), Path(package_dir), env)
+    id wins. An app-level process server's functions are found from the app folder (Yao's
+    ``scripts.tests.mcp.Ping`` is ``<app>/scripts/tests/mcp.py``)."""
+    package_dir = Path(package_dir)
+    specs = _servers_in(package_dir, env, src_dir=package_dir / "src")
     if (
         app_dir is not None
-        and (Path(app_dir) / "mcps").resolve() != (Path(package_dir) / "mcps").resolve()
+        and (Path(app_dir) / "mcps").resolve() != (package_dir / "mcps").resolve()
     ):
-        for server_id, spec in _servers_in(Path(app_dir), Path(app_dir), env).items():
+        for server_id, spec in _servers_in(Path(app_dir), env, src_dir=Path(app_dir)).items():
             specs.setdefault(server_id, spec)
     return [specs[key] for key in sorted(specs)]
 
 
-def _servers_in(folder: Path, base_dir: Path, env: Mapping[str, str]) -> dict[str, ToolServerSpec]:
-    """The servers of ``folder/mcps`` by id (``base_dir`` resolves their relative paths)."""
+def _servers_in(
+    folder: Path, env: Mapping[str, str], *, src_dir: Path
+) -> dict[str, ToolServerSpec]:
+    """The servers of ``folder/mcps`` by id (relative paths resolve against ``folder``; the
+    functions of process servers are found in ``src_dir``)."""
     root = folder / "mcps"
     if not root.is_dir():
         return {}
@@ -120,7 +125,8 @@ def _servers_in(folder: Path, base_dir: Path, env: Mapping[str, str]) -> dict[st
                 path=str(path),
                 hint="keep one definition file per server",
             )
-        specs[server_id] = _load_spec(server_id, path, base_dir, env)
+        specs[server_id] = _load_spec(server_id, path, folder, env)
+        specs[server_id].src_dir = src_dir
     return specs
 
 
@@ -184,7 +190,6 @@ def _load_spec(
         if token:
             scheme = "" if token.lower().startswith(("bearer ", "basic ")) else "Bearer "
             spec.headers.setdefault("Authorization", scheme + token)
-    spec.src_dir = package_dir / "src"
     spec.schemas, spec.schema_paths = _load_schemas(package_dir / "mcps" / "mapping" / server_id)
     spec.warnings = warnings
     return spec

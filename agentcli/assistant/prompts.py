@@ -195,8 +195,12 @@ def load_prompts(package: AssistantPackage) -> list[dict[str, str]]:
 
 
 def _preset_key(file: Path, presets_dir: Path) -> str:
-    """``prompts/chat/friendly.yml`` -> ``chat.friendly``."""
-    return ".".join(file.relative_to(presets_dir).with_suffix("").parts)
+    """``prompts/chat/friendly.yml`` -> ``chat.friendly``; Yao's folder form
+    ``prompts/chat/prompts.yml`` -> ``chat``."""
+    parts = file.relative_to(presets_dir).with_suffix("").parts
+    if len(parts) > 1 and parts[-1] == "prompts":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def _preset_files(package: AssistantPackage) -> dict[str, Path]:
@@ -228,7 +232,8 @@ def load_presets(package: AssistantPackage) -> dict[str, list[dict[str, str]]]:
 
 def _find_preset(package: AssistantPackage, key: str) -> Path | None:
     """The file of preset ``key``, checking the obvious location before scanning."""
-    direct = _yaml_file(package.path.joinpath("prompts", *key.split(".")))
+    base = package.path.joinpath("prompts", *key.split("."))
+    direct = _yaml_file(base) or _yaml_file(base / "prompts")
     return direct if direct is not None else _preset_files(package).get(key)
 
 

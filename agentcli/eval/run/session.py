@@ -190,6 +190,10 @@ async def _run_input(
             cassettes=cassettes,
             seed=options.seed,
         )
+        from agentcli.assistant.hooks import unported_hooks
+
+        for warning in unported_hooks(package.path):  # a Yao package not yet ported
+            view.warning(warning)
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
         if spec.kind == "file":
@@ -454,10 +458,6 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     run_filter, writer, kept = config.run_filter, plan.writer, plan.kept
     view.header("Script Test" if suite else "Agent Test")
     view.info(f"Agent: {package.id}")
-    from agentcli.assistant.hooks import unported_hooks
-
-    for warning in unported_hooks(package.path):
-        view.warning(warning)
     if connector:
         view.info(f"Connector: {connector}" + (" (override)" if options.connector else ""))
     if suite is not None:
