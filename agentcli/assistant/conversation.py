@@ -194,8 +194,8 @@ class Conversation:
                 f"tool {withheld} needs MCP task execution (taskSupport: required); "
                 "not offered to the model"
             )
-        resources = await toolbox.context_resources(servers, ctx=ctx)
-        if resources:
+        if toolbox.selects_resources(servers):
+            resources = await toolbox.context_resources(servers, ctx=ctx)
             self._prompts = [*self._prompts, *resource_messages(resources, ctx)]
         agent = self._agent(model, tools, create, ctx)
         turn = await agent.prompt(as_messages(new_messages))

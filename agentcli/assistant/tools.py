@@ -210,6 +210,13 @@ class ToolBox:
         # per server: its tools that must run as MCP tasks, never offered to the model
         self._task_only: dict[str, list[str]] = {}
         self._validator = ArgumentValidator()
+        # the package's own selection, and whether it asks for resources (checked per request)
+        self._refs_default = (
+            self.selection
+            if self.selection is not None
+            else [McpServerRef(server_id) for server_id in self.specs]
+        )
+        self._default_resources = any(ref.resources for ref in self._refs_default)
         # Set by a registry opened for cassettes: listings and calls then go through the
         # active cassette of the calling task (agentcli.assistant.cassette).
         self.cassettes = False
@@ -387,6 +394,8 @@ class ToolBox:
     def withheld(self, servers: list[Any] | None = None) -> list[str]:
         """``server/tool`` of every listed tool of the selected servers that needs MCP task
         execution (``taskSupport: required``), which the model is not offered."""
+        if not any(self._task_only.values()):
+            return []
         return [
             f"{ref.server_id}/{name}"
             for ref in self._selected(servers)
@@ -396,9 +405,15 @@ class ToolBox:
 
     def _selected(self, servers: list[Any] | None) -> list[McpServerRef]:
         """The server refs of the package's selection (or of ``servers`` instead)."""
-        source = self._source if servers is None else "Create hook mcp_servers"
-        refs = self.selection if servers is None else self._refs(servers, source)
-        return refs if refs is not None else [McpServerRef(server_id) for server_id in self.specs]
+        if servers is None:
+            return self._refs_default
+        return self._refs(servers, "Create hook mcp_servers")
+
+    def selects_resources(self, servers: list[Any] | None = None) -> bool:
+        """Whether the selection (the package's, or ``servers``) names any resources."""
+        if servers is None:
+            return self._default_resources
+        return any(ref.resources for ref in self._selected(servers))
 
     async def list_resources(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
         """The resources of ``server``: ``[{uri, name, description, mime_type}]``."""
