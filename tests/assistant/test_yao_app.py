@@ -220,3 +220,8 @@ def test_connector_all_applies_c_to_delegated_assistants(yao: Path) -> None:
     assert everywhere.stdout.strip() == "hello"
     alone = cli("run", "tests.realworld", "hello", "--connector-all")
     assert alone.exit_code == 2 and "give -c too" in alone.output
+    evaluated = cli("eval", "tests.realworld", "hello", "-c", "echo", "--connector-all")
+    assert evaluated.exit_code == 0 and evaluated.stdout.strip().endswith("hello")
+    assert "mock:" not in evaluated.stdout
+    refused = cli("eval", "tests.realworld", "hello", "--connector-all")
+    assert refused.exit_code == 2 and "give -c too" in refused.output

@@ -149,7 +149,6 @@ class EvalOptions:
         metadata=flag(
             "--connector-all",
             help="Apply -c to delegated and ctx.agent assistants too.",
-            message=False,
         ),
     )
     user: str | None = field(

@@ -27,6 +27,7 @@ SCHEMA = Path(__file__).resolve().parents[3] / "agentcli" / "eval" / "cases" / "
 # A value other than the default for every field with flags, as the flag would give it.
 GIVEN = {
     "connector": "echo",
+    "connector_all": True,
     "user": "u1",
     "team": "t1",
     "locale": "zh-cn",
