@@ -221,7 +221,7 @@ def _connector(
 
 
 async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
-    from agentcli.assistant.tools import ToolBox
+    from agentcli.assistant.tools import ToolBox, check_src_function
 
     box = ToolBox.for_package(package, env=env)
     for spec in box.specs.values():
@@ -230,6 +230,8 @@ async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[
             continue
         try:
             await box.list_tools(spec.id)
+            for named in [*spec.resources.values(), *spec.prompts.values()]:
+                check_src_function(spec.src_dir or package.path / "src", named, path=spec.path)
         except AgentCliError as error:
             report.errors.append(str(error))
             continue

@@ -170,7 +170,9 @@ def _locate_src(src_dir: Path, ref: str, path: Path) -> tuple[Path, str, str, st
     resolved = file.resolve()
     if not resolved.is_relative_to(src):
         raise PackageError(f"{ref!r} points outside the package's src/ folder", path=str(path))
-    shown = f"src/{file.relative_to(src).as_posix()}"
+    # as the package author sees it: src/tools.py (an app folder's own: scripts/tests/mcp.py)
+    below = file.relative_to(src).as_posix()
+    shown = f"src/{below}" if src.name == "src" else below
     if not resolved.is_file():
         raise PackageError(f"{ref!r}: module file {shown} not found", path=str(path))
     return resolved, module, function, shown

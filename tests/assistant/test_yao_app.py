@@ -225,3 +225,14 @@ def test_connector_all_applies_c_to_delegated_assistants(yao: Path) -> None:
     assert "mock:" not in evaluated.stdout
     refused = cli("eval", "tests.realworld", "hello", "--connector-all")
     assert refused.exit_code == 2 and "give -c too" in refused.output
+
+
+def test_list_check_finds_a_resource_function_that_does_not_exist(yao: Path) -> None:
+    server = yao / "mcps" / "echo.mcp.yao"
+    server.write_text(
+        server.read_text().replace("scripts.tests.mcp.Info", "scripts.tests.mcp.Nope")
+    )
+    checked = cli("list", "--check")
+    assert checked.exit_code == 1
+    assert "'scripts.tests.mcp.Nope': scripts/tests/mcp.py has no function 'Nope'" in checked.output
+    assert "src/scripts" not in checked.output
