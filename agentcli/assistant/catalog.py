@@ -20,7 +20,51 @@ from agentcli.errors import AgentCliError, ConfigError
 if TYPE_CHECKING:
     from agentcli.assistant.tools import ToolBox
 
-__all__ = ["PackageReport", "check_package", "summarize_package", "tool_count"]
+__all__ = [
+    "AliasReport",
+    "PackageReport",
+    "check_aliases",
+    "check_package",
+    "summarize_package",
+    "tool_count",
+]
+
+
+@dataclass(slots=True)
+class AliasReport:
+    """One ``connectors.yml`` alias as ``agent list --check`` resolved it."""
+
+    name: str
+    target: str  # what the alias names (its model)
+    error: str | None = None
+    warning: str | None = None
+
+
+def check_aliases(
+    cwd: Path, root: Path | None, env: Mapping[str, str] | None = None
+) -> tuple[Path | None, list[AliasReport]]:
+    """Resolve every alias of the ``connectors.yml`` in use (no model is called): an offline
+    target is checked for its kind only (``scripted`` finds its rules in each package)."""
+    from agentcli.models.connectors import alias_targets, is_offline, resolve_connector
+
+    env = os.environ if env is None else env
+    try:
+        file, targets = alias_targets(cwd, root)
+    except ConfigError as error:
+        return None, [AliasReport("connectors.yml", "", error=str(error))]
+    reports = []
+    for name, target in targets.items():
+        report = AliasReport(name, target)
+        if not is_offline(target):
+            try:
+                resolve_connector(name, cwd=cwd, assistants_root=root, env=env)
+            except AgentCliError as error:
+                if "API key" in error.message:  # the machine's business, as for packages
+                    report.warning = str(error)
+                else:
+                    report.error = str(error)
+        reports.append(report)
+    return file, reports
 
 
 @dataclass(slots=True)
@@ -150,8 +194,9 @@ def _prompts(report: PackageReport, package: AssistantPackage) -> None:
 
 
 def _hooks(report: PackageReport, package: AssistantPackage) -> None:
-    from agentcli.assistant.hooks import Hooks
+    from agentcli.assistant.hooks import Hooks, unported_hooks
 
+    report.warnings += unported_hooks(package.path)
     hooks = Hooks.load(package.id, package.path)
     if hooks.path is not None and hooks.create is None and hooks.next is None:
         report.warnings.append(f"{hooks.path} defines neither Create nor Next")
@@ -205,12 +250,17 @@ async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[
 
 
 async def _check_tools(report: PackageReport, package: AssistantPackage, box: ToolBox) -> None:
+    """The process servers' tools, resources and prompts resolve (each error reported)."""
+    from agentcli.assistant.tools import check_src_function
+
     for spec in box.specs.values():
         report.warnings += spec.warnings
         if spec.transport != "process":
             continue
         try:
             await box.list_tools(spec.id)
+            for named in [*spec.resources.values(), *spec.prompts.values()]:
+                check_src_function(spec.src_dir or package.path / "src", named, path=spec.path)
         except AgentCliError as error:
             report.errors.append(str(error))
             continue

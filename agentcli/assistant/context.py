@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.assistant.calls import AgentCalls, LlmCalls, McpCalls
 from agentcli.assistant.memory import Memory
 from agentcli.assistant.trace import TraceRecorder
+from agentcli.pascal import PascalAliases
 
 if TYPE_CHECKING:
     from agentcli.assistant.conversation import Conversation
@@ -76,7 +77,7 @@ class _Bridge:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
-class Context:
+class Context(PascalAliases):
     """The ``ctx`` of one request."""
 
     def __init__(

@@ -20,6 +20,7 @@ from agentcli import otel
 from agentcli.assistant.context import Context
 from agentcli.assistant.hooks import CreateResult, Delegate
 from agentcli.assistant.interception import FAULT, STUBBED
+from agentcli.assistant.mcp_context import resource_messages
 from agentcli.assistant.process import processes_scope
 from agentcli.assistant.prompts import context_variables, render_prompts
 from agentcli.assistant.request import Reply, RequestOptions, ToolCall
@@ -34,6 +35,15 @@ if TYPE_CHECKING:
     from agentcli.assistant.session import Assistant, AssistantRegistry
 
 __all__ = ["Conversation"]
+
+# why a Create field of Yao's has no effect here, for the trace
+_IGNORED_BECAUSE = {
+    "uses": "uses/force_uses: there are no wrapper tools",
+    "force_uses": "uses/force_uses: there are no wrapper tools",
+    "theme": "theme/route: there is no UI",
+    "route": "theme/route: there is no UI",
+    "search": "search: there is no built-in search",
+}
 
 
 class Conversation:
@@ -177,12 +187,12 @@ class Conversation:
             }
             create = await hooks.run_create(ctx, [*history, *new_messages], hook_options)
         if create is not None:
-            if create.uses is not None or create.force_uses is not None:
-                # Yao's wrapper tools (vision, search, ...) have no counterpart here; say so
-                # in the trace rather than pretend they took effect.
-                ctx.trace.warn(
-                    "Create returned uses/force_uses: there are no wrapper tools, ignored"
-                )
+            ignored = create.ignored()
+            if ignored:
+                # Yao's wrapper tools (vision, search, ...), UI theme and route have no
+                # counterpart here; say so in the trace rather than pretend they took effect.
+                why = "; ".join(dict.fromkeys(_IGNORED_BECAUSE[name] for name in ignored))
+                ctx.trace.warn(f"Create returned {', '.join(ignored)}, ignored ({why})")
             if create.locale:
                 ctx.locale = create.locale
             if create.metadata:
@@ -195,33 +205,50 @@ class Conversation:
         spec = self._connector(create)
         model = self.registry.model(spec, package=package)
         self._prompts = self._render_prompts(ctx, create)
+        servers = create.mcp_servers if create else None
+        toolbox = self.assistant.toolbox
         sandbox_tools = ctx.sandbox_spec is not None and ctx.sandbox_spec.tools
-        tools = await self.assistant.toolbox.tools(
-            create.mcp_servers if create else None, sandbox=sandbox_tools
-        )
+        tools = await toolbox.tools(servers, sandbox=sandbox_tools)
+        for withheld in toolbox.withheld(servers):
+            ctx.trace.warn(
+                f"tool {withheld} needs MCP task execution (taskSupport: required); "
+                "not offered to the model"
+            )
+        if toolbox.selects_resources(servers):
+            resources = await toolbox.context_resources(servers, ctx=ctx)
+            self._prompts = [*self._prompts, *resource_messages(resources, ctx)]
         agent = self._agent(model, tools, create, ctx)
         turn = await agent.prompt(as_messages(new_messages))
         return await self._finish(ctx, turn, spec)
 
     def _render_prompts(self, ctx: Context, create: CreateResult | None) -> list[dict[str, Any]]:
-        from agentcli.assistant.locales import localize_package
+        from agentcli.assistant.locales import localize_package, normalize_locale
 
         package = self.assistant.package
         metadata = dict(ctx.metadata)
         if self.options.mode and "__prompt_preset" not in metadata:
             metadata["__prompt_preset"] = self.options.mode
-        prompts = self.assistant.prompts(
+        prompts, warnings = self.assistant.prompts(
             hook_preset=create.prompt_preset if create else None,
             metadata=metadata,
             disable_global_prompts=create.disable_global_prompts if create else None,
         )
+        for warning in warnings:
+            ctx.trace.warn(warning)
         if not prompts:
             return []
+        locales = self.assistant.locales
+        if locales.messages and any("{{" in message["content"] for message in prompts):
+            # Yao's locale placeholders: {{ key }} filled from locales/<locale>.yml
+            prompts = [
+                {**m, "content": locales.render(m["content"], ctx.locale, key="prompts")}
+                for m in prompts
+            ]
         localized = localize_package(package, ctx.locale)
         variables = context_variables(
             package,
             chat_id=self.chat_id,
-            locale=ctx.locale,
+            locale=normalize_locale(ctx.locale),
             user_id=ctx.user_id,
             team_id=ctx.team_id,
             metadata=ctx.metadata,
@@ -236,9 +263,15 @@ class Conversation:
         options = dict(self.assistant.package.options or {})
         settings = ModelSettings(
             temperature=_pick(create.temperature if create else None, options.get("temperature")),
-            max_tokens=_pick(create.max_tokens if create else None, options.get("max_tokens")),
+            max_tokens=_pick(
+                create.max_tokens if create else None,
+                create.max_completion_tokens if create else None,
+                options.get("max_tokens"),
+            ),
             extra={k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
         )
+        if create is not None and create.audio is not None:  # sent to the model as given
+            settings.extra["audio"] = create.audio
         if self.registry.seed is not None:  # --seed, for providers that take one
             settings.extra.setdefault("seed", self.registry.seed)
         package = self.assistant.package

@@ -2,7 +2,9 @@
 
 ``Create(ctx, messages, options)`` runs before the model call and may return messages,
 temperature, max_tokens, connector, prompt_preset, disable_global_prompts, mcp_servers,
-locale, metadata or delegate. ``Next(ctx, payload, options)`` runs after it and may return
+locale, metadata or delegate, and every other field of Yao's HookCreateResponse (audio and
+max_completion_tokens act; theme, route, search, uses and force_uses are noted in the trace
+as ignored). ``Next(ctx, payload, options)`` runs after it and may return
 data (the turn's output), delegate or metadata. ``create``/``next`` are accepted too, and a
 hook may take fewer parameters (``Create(ctx, messages)``, the seed's form). Both may be
 sync (run in a thread of their own) or async; a hook that raises becomes a ``HookError``
@@ -22,7 +24,36 @@ from agentcli.errors import AgentCliError, HookError
 from agentcli.pysource import load_source_module
 from agentcli.threads import in_own_thread
 
-__all__ = ["CreateResult", "Delegate", "Hooks", "NextResult", "call_user_function"]
+__all__ = [
+    "CreateResult",
+    "Delegate",
+    "Hooks",
+    "NextResult",
+    "call_user_function",
+    "unported_hooks",
+]
+
+_SCRIPT_SUFFIXES = (".ts", ".js", ".mts", ".mjs")
+
+
+def unported_hooks(package_dir: Path) -> list[str]:
+    """A warning for each TypeScript/JavaScript file of ``src/`` without a Python twin
+    (``index.ts`` and no ``index.py``): a Yao package's hooks must be ported to run here."""
+    src = package_dir / "src"
+    if not src.is_dir():
+        return []
+    warnings = []
+    for path in sorted(src.rglob("*")):
+        if path.suffix in _SCRIPT_SUFFIXES and not path.name.endswith(".d.ts"):
+            twin = path.with_suffix(".py")
+            if not twin.is_file():
+                shown = path.relative_to(package_dir).as_posix()
+                warnings.append(
+                    f"{shown} has no Python twin ({twin.relative_to(package_dir).as_posix()}): "
+                    "its hooks do not run here; port them to Python"
+                )
+    return warnings
+
 
 # Field -> (accepted Python types, what the error says). ``uses``/``force_uses`` (Yao's
 # wrapper tools) are accepted for compatibility; the conversation notes in the trace that
@@ -41,7 +72,17 @@ _CREATE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "uses": ((dict,), "an object"),
     "force_uses": ((bool,), "true or false"),
     "max_steps": ((int,), "a positive integer"),
+    # the rest of Yao's HookCreateResponse: audio goes to the model request as it is,
+    # max_completion_tokens limits the answer like max_tokens; theme, route and search have
+    # nothing to act on here (no UI, no search), so the trace says they were ignored
+    "audio": ((dict,), "an object such as {voice, format}"),
+    "max_completion_tokens": ((int,), "an integer"),
+    "theme": ((str,), "a string"),
+    "route": ((str,), "a string"),
+    "search": ((bool, dict), "true, false or an object"),
 }
+# Create fields with no effect here, noted in the trace when a hook returns them
+IGNORED_CREATE_FIELDS = ("uses", "force_uses", "theme", "route", "search")
 CREATE_FIELDS = tuple(_CREATE_TYPES)
 NEXT_FIELDS = ("data", "delegate", "metadata")
 
@@ -72,6 +113,16 @@ class CreateResult:
     uses: dict[str, Any] | None = None
     force_uses: bool | None = None
     max_steps: int | None = None
+    audio: dict[str, Any] | None = None
+    max_completion_tokens: int | None = None
+    theme: str | None = None
+    route: str | None = None
+    search: bool | dict[str, Any] | None = None
+
+    def ignored(self) -> dict[str, Any]:
+        """The fields it set that have no effect here (Yao's UI and wrapper-tool fields)."""
+        values = {name: getattr(self, name) for name in IGNORED_CREATE_FIELDS}
+        return {name: value for name, value in values.items() if value is not None}
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -20,7 +20,18 @@ from typing import Any, TextIO
 from agentcli.assistant.mcps import ToolServerSpec
 from agentcli.errors import ToolError, ToolServerError
 
-__all__ = ["McpConnection", "McpToolInfo", "result_value"]
+__all__ = [
+    "McpConnection",
+    "McpToolInfo",
+    "Progress",
+    "content_parts",
+    "prompt_value",
+    "resource_contents",
+    "result_value",
+]
+
+# What a progress notification carries: (progress, total, message).
+Progress = Callable[[float, float | None, str | None], None]
 
 _CONNECT_TIMEOUT = 30.0
 # The SDK's own shutdown (flush, stdin closed, grace, SIGTERM, SIGKILL, reap) is bounded by
@@ -39,6 +50,9 @@ class McpToolInfo:
     name: str
     description: str
     input_schema: dict[str, Any]
+    # MCP's execution.taskSupport: "required" tools can only run as tasks, which the
+    # runtime does not start, so they are not offered to the model
+    task_support: str = "forbidden"
 
 
 class McpConnection:
@@ -64,9 +78,13 @@ class McpConnection:
             for _ in range(_MAX_PAGES):
                 page = await self._request(ready, client.list_tools(cursor=cursor), "list tools")
                 for tool in page.tools:
+                    execution = getattr(tool, "execution", None)
                     tools.append(
                         McpToolInfo(
-                            tool.name, tool.description or "", dict(tool.input_schema or {})
+                            tool.name,
+                            tool.description or "",
+                            dict(tool.input_schema or {}),
+                            getattr(execution, "task_support", None) or "forbidden",
                         )
                     )
                     if _wraps_result(tool.output_schema):
@@ -77,11 +95,85 @@ class McpConnection:
             self._tools = tools
         return self._tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[Any, bool]:
-        """Call a tool; returns ``(value, is_error)`` as ``result_value`` reads the result."""
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, progress: Progress | None = None
+    ) -> tuple[Any, bool]:
+        """Call a tool; returns ``(value, is_error)`` as ``result_value`` reads the result.
+        ``progress`` sees the server's progress notifications for this call."""
         ready, client = await self._connect()
-        result = await self._request(ready, client.call_tool(name, arguments), f"call {name!r}")
+        callback = None
+        if progress is not None:
+
+            async def callback(done: float, total: float | None, message: str | None) -> None:
+                progress(done, total, message)
+
+        call = client.call_tool(name, arguments, progress_callback=callback)
+        result = await self._request(ready, call, f"call {name!r}")
         return result_value(result, unwrap=name in self._wrapped)
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """The server's resources (every page): ``[{uri, name, description, mime_type}]``."""
+        ready, client = await self._connect()
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._request(
+                ready, client.list_resources(cursor=cursor), "list resources"
+            )
+            for item in page.resources:
+                found.append(
+                    {
+                        "uri": str(item.uri),
+                        "name": item.name,
+                        "description": item.description or "",
+                        "mime_type": item.mime_type or "",
+                    }
+                )
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return found
+
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
+        """The contents of ``uri``: ``[{uri, mime_type, text}]`` or ``{..., blob}`` (base64)."""
+        ready, client = await self._connect()
+        result = await self._request(ready, client.read_resource(uri), f"read {uri!r}")
+        return resource_contents(result.contents)
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        """The server's prompts (every page): ``[{name, description, arguments}]``."""
+        ready, client = await self._connect()
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._request(ready, client.list_prompts(cursor=cursor), "list prompts")
+            for prompt in page.prompts:
+                arguments = [
+                    {
+                        "name": a.name,
+                        "description": a.description or "",
+                        "required": bool(a.required),
+                    }
+                    for a in prompt.arguments or []
+                ]
+                found.append(
+                    {
+                        "name": prompt.name,
+                        "description": prompt.description or "",
+                        "arguments": arguments,
+                    }
+                )
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return found
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> dict[str, Any]:
+        """A prompt filled with ``arguments``: ``{description, messages}`` (chat messages)."""
+        ready, client = await self._connect()
+        call = client.get_prompt(name, arguments or None)
+        result = await self._request(ready, call, f"get prompt {name!r}")
+        return prompt_value(result)
 
     async def aclose(self) -> None:
         """Close the session and stop the server process (no orphans left behind)."""
@@ -140,7 +232,9 @@ class McpConnection:
                 # the SDK's shielded shutdown, leaving the server alive and its pipes open.
                 with scope:
                     transport = self._transport(stderr)
-                    async with Client(transport, read_timeout_seconds=self.spec.timeout) as client:
+                    async with Client(
+                        transport, read_timeout_seconds=self.spec.timeout, mode=self.spec.protocol
+                    ) as client:
                         if not ready.done():
                             ready.set_result(client)
                         await stop.wait()
@@ -277,4 +371,64 @@ def result_value(result: Any, *, unwrap: bool = False) -> tuple[Any, bool]:
                 pass
         return text, bool(result.is_error)
     dumped = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
-    return dumped, bool(result.is_error)
+    parts = content_parts(dumped)
+    return (dumped if parts is None else parts), bool(result.is_error)
+
+
+def _audio_format(mime_type: str) -> str:
+    """OpenAI's ``input_audio.format`` for a MIME type (``audio/mpeg`` -> ``mp3``)."""
+    subtype = mime_type.partition("/")[2].lower()
+    return {"mpeg": "mp3", "x-wav": "wav", "wave": "wav"}.get(subtype, subtype or "wav")
+
+
+def content_parts(blocks: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """MCP content blocks with an image or audio among them as OpenAI content parts (image
+    as a ``data:`` URL, audio as ``input_audio``), so the model receives the media itself;
+    None when there is no media (the blocks stay as they are)."""
+    if not any(block.get("type") in ("image", "audio") for block in blocks):
+        return None
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "image":
+            url = f"data:{block.get('mimeType') or 'image/png'};base64,{block.get('data', '')}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif kind == "audio":
+            audio = {
+                "data": block.get("data", ""),
+                "format": _audio_format(block.get("mimeType", "")),
+            }
+            parts.append({"type": "input_audio", "input_audio": audio})
+        elif kind == "text":
+            parts.append({"type": "text", "text": str(block.get("text", ""))})
+        else:  # an embedded resource or a link: what it is, as text
+            parts.append({"type": "text", "text": json.dumps(block, ensure_ascii=False)})
+    return parts
+
+
+def resource_contents(contents: list[Any]) -> list[dict[str, Any]]:
+    """``ReadResourceResult.contents`` as plain dicts: ``{uri, mime_type, text | blob}``."""
+    found: list[dict[str, Any]] = []
+    for item in contents:
+        entry: dict[str, Any] = {"uri": str(item.uri), "mime_type": item.mime_type or ""}
+        if getattr(item, "text", None) is not None:
+            entry["text"] = item.text
+        else:
+            entry["blob"] = getattr(item, "blob", "")
+        found.append(entry)
+    return found
+
+
+def prompt_value(result: Any) -> dict[str, Any]:
+    """A ``GetPromptResult`` as ``{description, messages}``: text content as a string, other
+    blocks (images, resources) as their JSON form."""
+    messages = []
+    for message in result.messages:
+        block = message.content
+        if getattr(block, "type", None) == "text":
+            content: Any = block.text
+        else:
+            dumped = block.model_dump(mode="json", by_alias=True, exclude_none=True)
+            content = content_parts([dumped]) or [dumped]
+        messages.append({"role": message.role, "content": content})
+    return {"description": result.description or "", "messages": messages}

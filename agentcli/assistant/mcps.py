@@ -62,9 +62,15 @@ class ToolServerSpec:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
+    # where a process server's functions live: the package's src/ (None), or the app's
+    src_dir: Path | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    # how the MCP protocol version is negotiated: "auto" (probe, then the handshake),
+    # "legacy" (the initialize handshake only: servers of the 2025-11-25 era and before), or
+    # a modern version pinned
+    protocol: str = "auto"
     # tools whose calls never run beside other calls (they share state: a database);
     # True: every tool of the server
     sequential: frozenset[str] | bool = frozenset()
@@ -76,16 +82,43 @@ class ToolServerSpec:
     # ``<tool>.out.yao``: the JSON Schema a tool's result must match
     output_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     output_schema_paths: dict[str, Path] = field(default_factory=dict)
+    # process servers: resource and prompt names -> functions (resolved like `tools`), and
+    # what mcps/mapping/<id>/resources/<name>.res.yao and prompts/<name>.pmt.yao say of them
+    resources: dict[str, str] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    resource_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompt_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. unset $ENV variables
 
 
 def load_tool_servers(
-    package_dir: Path, *, env: Mapping[str, str] = os.environ
+    package_dir: Path, *, env: Mapping[str, str] = os.environ, app_dir: Path | None = None
 ) -> list[ToolServerSpec]:
-    """Read every ``mcps/**/*.mcp.yao`` (``.json``/``.jsonc``) of a package, sorted by id."""
-    root = Path(package_dir) / "mcps"
+    """Read every ``mcps/**/*.mcp.yao`` (``.json``/``.jsonc``) of a package, sorted by id.
+
+    ``app_dir`` (the folder above the assistants root, a Yao app) adds the app-level
+    servers of its ``mcps/``, as Yao finds them by id; a package's own server of the same
+    id wins. An app-level process server's functions are found from the app folder (Yao's
+    ``scripts.tests.mcp.Ping`` is ``<app>/scripts/tests/mcp.py``)."""
+    package_dir = Path(package_dir)
+    specs = _servers_in(package_dir, env, src_dir=package_dir / "src")
+    if (
+        app_dir is not None
+        and (Path(app_dir) / "mcps").resolve() != (package_dir / "mcps").resolve()
+    ):
+        for server_id, spec in _servers_in(Path(app_dir), env, src_dir=Path(app_dir)).items():
+            specs.setdefault(server_id, spec)
+    return [specs[key] for key in sorted(specs)]
+
+
+def _servers_in(
+    folder: Path, env: Mapping[str, str], *, src_dir: Path
+) -> dict[str, ToolServerSpec]:
+    """The servers of ``folder/mcps`` by id (relative paths resolve against ``folder``; the
+    functions of process servers are found in ``src_dir``)."""
+    root = folder / "mcps"
     if not root.is_dir():
-        return []
+        return {}
     specs: dict[str, ToolServerSpec] = {}
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -99,8 +132,9 @@ def load_tool_servers(
                 path=str(path),
                 hint="keep one definition file per server",
             )
-        specs[server_id] = _load_spec(server_id, path, Path(package_dir), env)
-    return [specs[key] for key in sorted(specs)]
+        specs[server_id] = _load_spec(server_id, path, folder, env)
+        specs[server_id].src_dir = src_dir
+    return specs
 
 
 def _load_spec(
@@ -120,17 +154,23 @@ def _load_spec(
         label=_string(data, "label", where),
         description=_string(data, "description", where),
         timeout=_timeout(data.get("timeout"), where),
+        protocol=_protocol(data.get("protocol"), where),
         sequential=_sequential(data.get("sequential"), where),
     )
     if transport == "process":
         spec.tools = _string_map(data, "tools", where, env=None)
-        if not spec.tools:
+        spec.resources = _string_map(data, "resources", where, env=None)
+        spec.prompts = _string_map(data, "prompts", where, env=None)
+        if not (spec.tools or spec.resources or spec.prompts):
             raise PackageError(
                 'a process server needs `tools`: {tool name: "file.Function"}',
                 path=where,
                 hint='e.g. "tools": {"search": "tools.Search"} for src/tools.py:Search',
             )
         check_sequential(spec, list(spec.tools))
+        mapping = package_dir / "mcps" / "mapping" / server_id
+        spec.resource_meta = _load_meta(mapping / "resources", ".res.yao", spec.resources)
+        spec.prompt_meta = _load_meta(mapping / "prompts", ".pmt.yao", spec.prompts)
     elif transport == "stdio":
         command = _substitute(_string(data, "command", where), "command", where, env, required=True)
         if not command:
@@ -186,6 +226,20 @@ def _transport(data: dict[str, Any], where: str) -> Transport:
             f"unknown transport {raw!r}", path=where, hint=f"use one of: {', '.join(TRANSPORTS)}"
         )
     return named
+
+
+# handshake-era versions; pinning one means the initialize handshake
+_HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def _protocol(value: Any, where: str) -> str:
+    """``protocol``: ``auto``, ``legacy``, or a protocol version (a handshake-era one means
+    ``legacy``)."""
+    if value is None or value == "auto":
+        return "auto"
+    if not isinstance(value, str) or not value:
+        raise PackageError("`protocol` must be auto, legacy or a protocol version", path=where)
+    return "legacy" if value in _HANDSHAKE_VERSIONS else value
 
 
 def _command(command: str, package_dir: Path) -> str:
@@ -351,3 +405,18 @@ def _load_output_schemas(folder: Path) -> tuple[dict[str, dict[str, Any]], dict[
         schemas[tool] = {k: v for k, v in schema.items() if not k.startswith("x-")}
         paths[tool] = path
     return schemas, paths
+
+
+def _load_meta(folder: Path, suffix: str, names: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The mapping files (``<name>.res.yao``, ``<name>.pmt.yao``) of a process server's
+    resources or prompts, by name; a name without one has none."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = folder / f"{name}{suffix}"
+        if not path.is_file():
+            continue
+        data = load_jsonc(path)
+        if not isinstance(data, dict):
+            raise PackageError("a mapping file must be a JSON object", path=str(path))
+        found[name] = data
+    return found

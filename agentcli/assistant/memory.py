@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from agentcli.assistant.state import StateDir
 from agentcli.errors import AgentRuntimeError, ConfigError, StorageError
+from agentcli.pascal import PascalAliases
 
 __all__ = [
     "DEFAULT_TTLS",
@@ -204,7 +205,7 @@ class MemoryStore:
         )
 
 
-class Namespace:
+class Namespace(PascalAliases):
     """One memory namespace (``user``, ``team``, ``chat`` or ``context``) of one owner."""
 
     __slots__ = ("default_ttl", "kind", "owner", "store")
@@ -505,7 +506,7 @@ class Namespace:
 
 
 @dataclass(slots=True)
-class Memory:
+class Memory(PascalAliases):
     """The four namespaces a request sees as ``ctx.memory``."""
 
     user: Namespace

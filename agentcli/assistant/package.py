@@ -531,6 +531,10 @@ def resolve_assistant(
         direct = assistants_root.joinpath(*ref.split("."))
         if package_file(direct) is not None:
             return load_package(direct, root=assistants_root)
+        head, _, rest = ref.partition(".")
+        if rest and head in ("assistants", assistants_root.name):
+            # the seed's literal form: `assistants.expense` names the root's `expense`
+            return resolve_assistant(rest, root=assistants_root, cwd=cwd)
         known = {assistant_id(p, assistants_root): p for p in iter_packages(assistants_root)}
         if ref in known:
             return load_package(known[ref], root=assistants_root)

@@ -195,8 +195,12 @@ def load_prompts(package: AssistantPackage) -> list[dict[str, str]]:
 
 
 def _preset_key(file: Path, presets_dir: Path) -> str:
-    """``prompts/chat/friendly.yml`` -> ``chat.friendly``."""
-    return ".".join(file.relative_to(presets_dir).with_suffix("").parts)
+    """``prompts/chat/friendly.yml`` -> ``chat.friendly``; Yao's folder form
+    ``prompts/chat/prompts.yml`` -> ``chat``."""
+    parts = file.relative_to(presets_dir).with_suffix("").parts
+    if len(parts) > 1 and parts[-1] == "prompts":
+        parts = parts[:-1]
+    return ".".join(parts)
 
 
 def _preset_files(package: AssistantPackage) -> dict[str, Path]:
@@ -228,7 +232,8 @@ def load_presets(package: AssistantPackage) -> dict[str, list[dict[str, str]]]:
 
 def _find_preset(package: AssistantPackage, key: str) -> Path | None:
     """The file of preset ``key``, checking the obvious location before scanning."""
-    direct = _yaml_file(package.path.joinpath("prompts", *key.split(".")))
+    base = package.path.joinpath("prompts", *key.split("."))
+    direct = _yaml_file(base) or _yaml_file(base / "prompts")
     return direct if direct is not None else _preset_files(package).get(key)
 
 
@@ -253,12 +258,14 @@ def select_prompts(
     hook_preset: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     disable_global_prompts: bool | None = None,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, str]]:
     """Global prompts (unless disabled) followed by the selected preset or ``prompts.yml``.
 
     Preset: ``hook_preset`` (Create hook), else ``metadata["__prompt_preset"]``, else
     ``default_mode`` when a preset of that name exists, else prompts.yml. A preset named by
-    the hook or metadata that does not exist is an error. Global prompts are disabled by
+    the hook or metadata that does not exist is an error, or, given ``warnings``, a warning
+    there and the next choice is taken (Yao falls back to the default prompts). Global prompts are disabled by
     ``disable_global_prompts`` (Create hook), else ``metadata["__disable_global_prompts"]``,
     else the package's ``disable_global_prompts``.
     """
@@ -271,6 +278,12 @@ def select_prompts(
         if not name:
             continue
         file = _find_preset(package, str(name))
+        if file is None and warnings is not None:
+            warnings.append(
+                f"prompt preset '{name}' (from {source}) does not exist; "
+                "the default prompts are used"
+            )
+            continue
         if file is None:
             available = sorted(_preset_files(package))
             raise PackageError(

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.assistant.context import Context
 from agentcli.assistant.conversation import Conversation
 from agentcli.assistant.hooks import Hooks
+from agentcli.assistant.locales import Locales, load_locales
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.package import AssistantPackage, resolve_assistant
 from agentcli.assistant.process import Processes
@@ -66,7 +67,15 @@ class Assistant:
         self.processes = Processes(package, registry)
         self.toolbox.processes = self.processes
         self.data = self._load_models()
-        self._prompts: dict[tuple[Any, ...], list[dict[str, str]]] = {}
+        self._prompts: dict[tuple[Any, ...], tuple[list[dict[str, str]], list[str]]] = {}
+        self._locales: Locales | None = None
+
+    @property
+    def locales(self) -> Locales:
+        """The package's locale files, read once for the run."""
+        if self._locales is None:
+            self._locales = load_locales(self.package)
+        return self._locales
 
     def _load_models(self) -> list[ModelSpec] | None:
         """The package's data models, their tables brought up to date (None without any:
@@ -85,9 +94,10 @@ class Assistant:
         hook_preset: str | None,
         metadata: Mapping[str, Any],
         disable_global_prompts: bool | None,
-    ) -> list[dict[str, str]]:
-        """``select_prompts``, read once per selection for the run (as the hooks are): a
-        run of 1,000 cases would otherwise look for the same files 1,000 times. Read-only."""
+    ) -> tuple[list[dict[str, str]], list[str]]:
+        """``select_prompts`` and its warnings (a missing preset), read once per selection
+        for the run (as the hooks are): a run of 1,000 cases would otherwise look for the
+        same files 1,000 times. Read-only."""
         flag = metadata.get("__disable_global_prompts")
         key = (
             hook_preset,
@@ -96,12 +106,15 @@ class Assistant:
             disable_global_prompts,
         )
         if key not in self._prompts:
-            self._prompts[key] = select_prompts(
+            warnings: list[str] = []
+            selected = select_prompts(
                 self.package,
                 hook_preset=hook_preset,
                 metadata=metadata,
                 disable_global_prompts=disable_global_prompts,
+                warnings=warnings,
             )
+            self._prompts[key] = (selected, warnings)
         return self._prompts[key]
 
     @property
@@ -155,6 +168,9 @@ class AssistantRegistry:
         # --seed: passed as ``seed`` with every model call of the run (providers that take
         # one sample reproducibly; litellm drops it for the others).
         self.seed: int | None = None
+        # --connector-all: the -c connector for delegated and ctx.agent requests too (a
+        # Yao app's sub-agents name connectors this machine may not have)
+        self.connector_all: str | None = None
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
         self.max_concurrency = max_concurrency
@@ -258,6 +274,7 @@ class AssistantRegistry:
         depth: int | None = None,
         on_event: Callable[[Any], Any] | None = None,
         stream: bool = False,
+        started: Callable[[Conversation], Any] | None = None,
     ) -> Reply:
         """Run one request against another assistant (``ctx.agent.call``, delegates).
 
@@ -289,13 +306,15 @@ class AssistantRegistry:
                 request.on_output = parent_options.on_output
         options = dict(options or {})
         request.metadata.update(options.get("metadata") or {})
-        request.connector = options.get("connector") or None
+        request.connector = options.get("connector") or self.connector_all or None
         request.mode = options.get("mode") or None
         request.skip = dict(options.get("skip") or {})
         if on_event is not None:
             request.on_event = on_event
         assistant = self.get(agent_id)
         conversation = assistant.conversation(request, depth=depth, chain=chain)
+        if started is not None:  # a caller that may stop it (on_chunk returning non-zero)
+            started(conversation)
         return await conversation.send(messages)
 
     async def aclose(self) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import fnmatch
 import hashlib
 import os
 import re
@@ -28,6 +29,13 @@ from agentcli.assistant.cassette import recorded as cassette_record
 from agentcli.assistant.interception import InterceptedCall, ToolInterceptor
 from agentcli.assistant.interception import active as active_interceptor
 from agentcli.assistant.mcp_client import McpConnection
+from agentcli.assistant.mcp_process import (
+    match_uri,
+    process_prompt,
+    process_resource,
+    prompt_messages,
+    resource_content,
+)
 from agentcli.assistant.mcps import (
     ToolServerSpec,
     check_sequential,
@@ -166,7 +174,9 @@ def _locate_src(src_dir: Path, ref: str, path: Path) -> tuple[Path, str, str, st
     resolved = file.resolve()
     if not resolved.is_relative_to(src):
         raise PackageError(f"{ref!r} points outside the package's src/ folder", path=str(path))
-    shown = f"src/{file.relative_to(src).as_posix()}"
+    # as the package author sees it: src/tools.py (an app folder's own: scripts/tests/mcp.py)
+    below = file.relative_to(src).as_posix()
+    shown = f"src/{below}" if src.name == "src" else below
     if not resolved.is_file():
         raise PackageError(f"{ref!r}: module file {shown} not found", path=str(path))
     return resolved, module, function, shown
@@ -190,15 +200,29 @@ class ToolBox:
         source: str | None = None,
         env: Mapping[str, str] = os.environ,
         specs: list[ToolServerSpec] | None = None,
+        app_dir: Path | None = None,
     ) -> None:
         self.package_dir = Path(package_dir)
-        found = load_tool_servers(self.package_dir, env=env) if specs is None else specs
+        found = (
+            load_tool_servers(self.package_dir, env=env, app_dir=app_dir)
+            if specs is None
+            else specs
+        )
         self.specs: dict[str, ToolServerSpec] = {spec.id: spec for spec in found}
         self._source = source or str(self.package_dir / "package.yao")
         self.selection = None if servers is None else self._refs(servers, self._source)
         self._connections: dict[str, McpConnection] = {}
         self._built: dict[str, list[Tool]] = {}
+        # per server: its tools that must run as MCP tasks, never offered to the model
+        self._task_only: dict[str, list[str]] = {}
         self._validator = ArgumentValidator()
+        # the package's own selection, and whether it asks for resources (checked per request)
+        self._refs_default = (
+            self.selection
+            if self.selection is not None
+            else [McpServerRef(server_id) for server_id in self.specs]
+        )
+        self._default_resources = any(ref.resources for ref in self._refs_default)
         # Set by a registry opened for cassettes: listings and calls then go through the
         # active cassette of the calling task (agentcli.assistant.cassette).
         self.cassettes = False
@@ -217,7 +241,10 @@ class ToolBox:
             isinstance(raw, dict) and raw.get("servers") is not None
         )
         servers = package.mcp if declared else None
-        return cls(package.path, servers=servers, source=str(package.file), env=env)
+        app_dir = package.root.parent if package.root is not None else None
+        return cls(
+            package.path, servers=servers, source=str(package.file), env=env, app_dir=app_dir
+        )
 
     async def __aenter__(self) -> ToolBox:
         return self
@@ -302,16 +329,20 @@ class ToolBox:
         if sandbox:
             groups.append((McpServerRef(SANDBOX_SERVER), sandbox_tools()))
         for ref, available in groups:
+            task_only = self._task_only.get(ref.server_id, [])
+            available = [tool for tool in available if tool.bare_name not in task_only]
             if ref.tools is not None:
                 by_name = {tool.bare_name: tool for tool in available}
-                missing = [name for name in ref.tools if name not in by_name]
+                missing = [
+                    name for name in ref.tools if name not in by_name and name not in task_only
+                ]
                 if missing:
                     raise PackageError(
                         f"server {ref.server_id!r} has no tool {', '.join(map(repr, missing))}"
                         f" (it has: {', '.join(sorted(by_name)) or 'none'})",
                         path=source,
                     )
-                available = [by_name[name] for name in dict.fromkeys(ref.tools)]
+                available = [by_name[name] for name in dict.fromkeys(ref.tools) if name in by_name]
             for tool in available:
                 other = seen.get(tool.name)
                 if other is tool:
@@ -416,6 +447,119 @@ class ToolBox:
             raise ToolError(str(checked.content))
         return value
 
+    def withheld(self, servers: list[Any] | None = None) -> list[str]:
+        """``server/tool`` of every listed tool of the selected servers that needs MCP task
+        execution (``taskSupport: required``), which the model is not offered."""
+        if not any(self._task_only.values()):
+            return []
+        return [
+            f"{ref.server_id}/{name}"
+            for ref in self._selected(servers)
+            for name in self._task_only.get(ref.server_id, [])
+            if ref.tools is None or name in ref.tools
+        ]
+
+    def _selected(self, servers: list[Any] | None) -> list[McpServerRef]:
+        """The server refs of the package's selection (or of ``servers`` instead)."""
+        if servers is None:
+            return self._refs_default
+        return self._refs(servers, "Create hook mcp_servers")
+
+    def selects_resources(self, servers: list[Any] | None = None) -> bool:
+        """Whether the selection (the package's, or ``servers``) names any resources."""
+        if servers is None:
+            return self._default_resources
+        return any(ref.resources for ref in self._selected(servers))
+
+    async def list_resources(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
+        """The resources of ``server``: ``[{uri, name, description, mime_type}]``."""
+        spec = self._spec(server)
+        if spec.transport == "process":
+            return [process_resource(spec, name) for name in spec.resources]
+        return await self._connection(spec).list_resources()
+
+    async def read_resource(
+        self, server: str, uri: str, *, ctx: Any = None
+    ) -> list[dict[str, Any]]:
+        """The contents of resource ``uri`` of ``server``: ``[{uri, mime_type, text | blob}]``."""
+        spec = self._spec(server)
+        if spec.transport != "process":
+            return await self._connection(spec).read_resource(uri)
+        for name in spec.resources:
+            arguments = match_uri(process_resource(spec, name)["uri"], uri)
+            if arguments is not None:
+                function = await in_own_thread(self._resolve_process, spec, spec.resources[name])
+                value = await self._run_process(spec, name, function, arguments, ctx)
+                return [resource_content(uri, process_resource(spec, name), value)]
+        raise ToolError(f"server {server!r} has no resource {uri!r}")
+
+    async def list_prompts(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
+        """The prompts of ``server``: ``[{name, description, arguments}]``."""
+        spec = self._spec(server)
+        if spec.transport == "process":
+            return [process_prompt(spec, name) for name in spec.prompts]
+        return await self._connection(spec).list_prompts()
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, Any] | None = None, *, ctx: Any = None
+    ) -> dict[str, Any]:
+        """Prompt ``name`` of ``server`` filled with ``arguments``: ``{description, messages}``."""
+        spec = self._spec(server)
+        values = {str(k): str(v) for k, v in (arguments or {}).items()}
+        if spec.transport != "process":
+            return await self._connection(spec).get_prompt(name, values)
+        if name not in spec.prompts:
+            raise ToolError(f"server {server!r} has no prompt {name!r}")
+        function = await in_own_thread(self._resolve_process, spec, spec.prompts[name])
+        value = await self._run_process(spec, name, function, values, ctx)
+        return prompt_messages(process_prompt(spec, name), value)
+
+    async def context_resources(
+        self, servers: list[Any] | None = None, *, ctx: Any = None
+    ) -> list[dict[str, Any]]:
+        """The contents of every resource the selection's ``resources`` patterns match, in
+        order, each ``{server, uri, name, mime_type, text | blob}``. A pattern is a URI,
+        ``*`` matching any run of characters (``data://users/*``); a URI without ``*`` is
+        read even when the server does not list it (a template's instance)."""
+        found: list[dict[str, Any]] = []
+        for ref in self._selected(servers):
+            if not ref.resources:
+                continue
+            listed = await self.list_resources(ref.server_id, ctx=ctx)
+            by_uri = {item["uri"]: item for item in listed}
+            uris: dict[str, None] = {}
+            for pattern in ref.resources:
+                if "*" not in pattern:
+                    uris[pattern] = None
+                    continue
+                for uri in by_uri:
+                    if fnmatch.fnmatchcase(uri, pattern):
+                        uris[uri] = None
+            for uri in uris:
+                name = next((i["name"] for i in listed if match_uri(i["uri"], uri) is not None), "")
+                for content in await self.read_resource(ref.server_id, uri, ctx=ctx):
+                    found.append({"server": ref.server_id, "name": name, **content})
+        return found
+
+    async def _run_process(
+        self,
+        spec: ToolServerSpec,
+        name: str,
+        function: Callable[..., Any],
+        arguments: Any,
+        ctx: Any,
+    ) -> Any:
+        """Call a process server's resource or prompt function, as its tools are called."""
+        try:
+            async with asyncio.timeout(spec.timeout):
+                return await call_tool_function(function, arguments, ctx)
+        except TimeoutError:
+            raise ToolError(f"{spec.id}/{name} timed out after {spec.timeout:g}s") from None
+        except AgentCliError:
+            raise
+        except Exception as error:
+            raise ToolError(f"{spec.id}/{name} failed: {type(error).__name__}: {error}") from error
+
     async def call_tools(
         self, server: str, calls: list[dict[str, Any]], *, ctx: Any = None
     ) -> list[Any]:
@@ -475,20 +619,28 @@ class ToolBox:
         return tools
 
     def _process_targets(self, spec: ToolServerSpec) -> dict[str, Process]:
-        """The process behind each tool of a ``process`` server (importing its modules)."""
+        """The process behind each tool of a ``process`` server (importing its modules): a
+        Process name through the package's resolver; an app-level server's (``mcps/`` beside
+        the assistants root) a function of its own folder."""
         from agentcli.assistant.process import Process, wants_ctx
 
-        if self.processes is not None:
+        own = spec.src_dir is None or spec.src_dir == self.package_dir / "src"
+        if self.processes is not None and own:
             return {
                 name: self.processes.resolve(ref, path=spec.path)
                 for name, ref in spec.tools.items()
             }
-        src = self.package_dir / "src"
         targets = {}
         for name, ref in spec.tools.items():
-            function = load_src_function(src, ref.removeprefix("scripts."), path=spec.path)
+            function = self._resolve_process(spec, ref)
             targets[name] = Process(ref, "python", function, wants_ctx(function))
         return targets
+
+    def _resolve_process(self, spec: ToolServerSpec, ref: str) -> Callable[..., Any]:
+        """The function a process server's ``ref`` names in its own folder (its resources
+        and prompts resolve here, and an app-level server's tools)."""
+        src = spec.src_dir or self.package_dir / "src"
+        return load_src_function(src, ref, path=spec.path)
 
     def _process_tool(self, spec: ToolServerSpec, bare: str, target: Process) -> Tool:
         from agentcli.assistant.process import map_process_args
@@ -560,6 +712,7 @@ class ToolBox:
         tools = []
         listed = await connection.list_tools()
         check_sequential(spec, [info.name for info in listed])
+        self._task_only[spec.id] = [i.name for i in listed if i.task_support == "required"]
         for info in listed:
             parameters = self._schema(spec, info.name) or info.input_schema or dict(_EMPTY_SCHEMA)
             tools.append(
@@ -579,8 +732,12 @@ class ToolBox:
     def _mcp_execute(
         self, spec: ToolServerSpec, connection: McpConnection, name: str
     ) -> Callable[..., Any]:
-        async def execute(arguments: dict[str, Any]) -> Any:
-            value, is_error = await connection.call_tool(name, arguments)
+        async def execute(arguments: dict[str, Any], ctx: ToolContext) -> Any:
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                # becomes a tool_execution_update event (`agent run -v` shows it)
+                ctx.update({"progress": done, "total": total, "message": message})
+
+            value, is_error = await connection.call_tool(name, arguments, progress=progress)
             if is_error:
                 return ToolResult("", name, value, is_error=True)
             return self._checked_result(spec, name, value)

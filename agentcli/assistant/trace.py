@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
+from agentcli.pascal import PascalAliases
+
 __all__ = ["LOG_LEVELS", "NodeStatus", "TraceEvent", "TraceNode", "TraceRecorder"]
 
 NodeStatus = Literal["running", "completed", "failed"]
@@ -46,7 +48,7 @@ class TraceEvent:
     log: dict[str, Any] | None = None
 
 
-class _Logging:
+class _Logging(PascalAliases):
     """``info`` / ``debug`` / ``warn`` / ``error`` over a ``_log(level, message, args)``; each
     returns the object, so calls can be chained. An error entry does not change a node's
     status (``fail`` does); ``message % args`` when args are given."""

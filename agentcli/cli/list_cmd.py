@@ -11,7 +11,7 @@ import typer
 from agentcli.cli.errors import guarded
 
 if TYPE_CHECKING:
-    from agentcli.assistant.catalog import PackageReport
+    from agentcli.assistant.catalog import AliasReport, PackageReport
 
 HELP = """List the assistant packages under the assistants root.
 
@@ -45,7 +45,7 @@ def list_assistants(
     """List assistants."""
     import asyncio
 
-    from agentcli.assistant.catalog import check_package, summarize_package
+    from agentcli.assistant.catalog import check_aliases, check_package, summarize_package
     from agentcli.assistant.package import find_assistants_root, iter_packages
     from agentcli.errors import ConfigError
 
@@ -70,7 +70,16 @@ def list_assistants(
         _print_checks(reports, found)
     else:
         _print_table(reports, found)
-    if check and any(r.errors for r in reports):
+    aliases_failed = False
+    if check:
+        # Aliases a package uses were checked with it; the others are checked here.
+        used = {r.connector for r in reports}
+        file, aliases = check_aliases(cwd, found)
+        aliases = [a for a in aliases if a.name not in used]
+        aliases_failed = any(a.error for a in aliases)
+        if not json_output and aliases:
+            _print_aliases(file, aliases)
+    if check and (aliases_failed or any(r.errors for r in reports)):
         raise typer.Exit(1)
 
 
@@ -104,6 +113,19 @@ def _print_checks(reports: list[PackageReport], root: Path) -> None:
         f"{len(reports)} package{'' if len(reports) == 1 else 's'} checked under {root}: "
         f"{failed} with errors, {warned} with warnings only"
     )
+
+
+def _print_aliases(file: Path | None, aliases: list[AliasReport]) -> None:
+    """Each connector alias and what it resolved to."""
+    typer.echo(f"connectors: {file or 'connectors.yml'}")
+    for alias in aliases:
+        mark = "✗" if alias.error else ("!" if alias.warning else "✓")
+        typer.echo(f"{mark} {alias.name} -> {alias.target or '?'}")
+        for problem in (alias.error, alias.warning):
+            if problem:
+                typer.echo(
+                    _indent(f"{'error' if problem is alias.error else 'warning'}: {problem}")
+                )
 
 
 def _indent(text: str) -> str:

@@ -17,6 +17,7 @@ from agentcli.runtime.events import (
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
 )
 from agentcli.runtime.tools import result_text
 from agentcli.secrets import StreamRedactor, redact_data
@@ -32,6 +33,19 @@ __all__ = ["TurnPrinter", "tool_label"]
 def _short(value: Any, limit: int = 200) -> str:
     text = result_text(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def progress_text(data: Any) -> str:
+    """A tool's progress report for a person: ``3/10 copying`` (MCP progress), else JSON."""
+    if isinstance(data, dict) and "progress" in data:
+        done, total = _number(data.get("progress")), data.get("total")
+        amount = f"{done}/{_number(total)}" if total is not None else done
+        return f"{amount} {data.get('message') or ''}".rstrip()
+    return _short(data)
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
 def tool_label(name: str) -> str:
@@ -107,6 +121,8 @@ class TurnPrinter:
             elif isinstance(event, ToolExecutionStart) and event.call is not None:
                 arguments = f" {_short(event.call.arguments)}" if self.verbose else ""
                 self._note(f"⚙ {tool_label(event.call.name)}{arguments}")
+            elif isinstance(event, ToolExecutionUpdate) and event.call and self.verbose:
+                self._note(f"… {tool_label(event.call.name)} {progress_text(event.data)}")
             elif isinstance(event, ToolExecutionEnd) and event.call and event.result:
                 failed = event.result.is_error
                 detail = f" → {_short(event.result.content)}" if self.verbose or failed else ""

@@ -49,6 +49,9 @@ def run(
     ),
     message: str | None = typer.Argument(None, help="The message (read from stdin when piped)."),
     connector: str | None = typer.Option(None, "-c", "--connector", help="Connector override."),
+    connector_all: bool = typer.Option(
+        False, "--connector-all", help="Apply -c to delegated and ctx.agent assistants too."
+    ),
     locale: str | None = typer.Option(None, "--locale", help="Locale, e.g. zh-cn."),
     user: str | None = typer.Option(None, "-u", "--user", help="User id (ctx.memory.user)."),
     team: str | None = typer.Option(None, "-t", "--team", help="Team id (ctx.memory.team)."),
@@ -76,6 +79,10 @@ def run(
     from agentcli.assistant.session import AssistantRegistry
 
     registry = AssistantRegistry(root, cwd=Path.cwd())
+    if connector_all:
+        if connector is None:
+            raise _usage("--connector-all applies -c to every assistant: give -c too")
+        registry.connector_all = connector
     assistant: Assistant | None = None
     if target is not None:
         flexible = connector is not None or resume
@@ -99,6 +106,10 @@ def run(
             assistant = registry.get(named.assistant_id)
     # Named, or (--continue without one, the only way here without it) the session's own.
     assert assistant is not None
+    from agentcli.assistant.hooks import unported_hooks
+
+    for warning in unported_hooks(assistant.package.path):
+        typer.echo(f"warning: {warning}", err=True)
     if interactive:
         from agentcli.cli.chat import run_chat
 

@@ -35,7 +35,9 @@ __all__ = [
     "KEY_VARIABLES",
     "ConnectorConfig",
     "connector_label",
+    "alias_targets",
     "find_connectors_files",
+    "is_offline",
     "load_connectors_file",
     "resolve_connector",
 ]
@@ -172,10 +174,32 @@ def resolve_connector(
     files = find_connectors_files(cwd, assistants_root)
     aliases = load_connectors_file(files[0]) if files else {}
     if spec in aliases:
-        return _build(aliases[spec], env)
+        config = aliases[spec]
+        target = _expand(config.model, "model", config, env)
+        if is_offline(target):
+            # a Yao app's connector ids (`openai.mock: scripted`) run offline
+            return resolve_connector(
+                target, package_dir=package_dir, cwd=cwd, assistants_root=assistants_root, env=env
+            )
+        return _build(config, env)
     if "/" in spec:
         return _build(ConnectorConfig(name=spec, model=spec), env)
     raise _unknown(spec, aliases, files, cwd, assistants_root)
+
+
+def is_offline(spec: str) -> bool:
+    """Whether ``spec`` names a built-in offline model (echo, scripted, python:)."""
+    return spec in ("echo", "scripted") or spec.startswith(("scripted:", "python:"))
+
+
+def alias_targets(
+    cwd: Path | None = None, assistants_root: Path | None = None
+) -> tuple[Path | None, dict[str, str]]:
+    """The ``connectors.yml`` in use and what each of its aliases names (its ``model``)."""
+    files = find_connectors_files(cwd, assistants_root)
+    if not files:
+        return None, {}
+    return files[0], {name: c.model for name, c in load_connectors_file(files[0]).items()}
 
 
 def _scripted_file(spec: str, package_dir: Path | None, cwd: Path) -> Path:

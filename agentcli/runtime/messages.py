@@ -28,6 +28,7 @@ __all__ = [
     "assistant_message",
     "custom_message",
     "from_openai",
+    "media_parts",
     "message_text",
     "new_id",
     "system_message",
@@ -227,19 +228,18 @@ def as_messages(message: MessageInput) -> list[Message]:
 def to_llm_messages(messages: list[Message]) -> list[dict[str, Any]]:
     """OpenAI chat-format dicts for the standard messages; custom messages are dropped."""
     out: list[dict[str, Any]] = []
+    # media of tool results, sent as one user message after the batch's tool messages
+    # (a tool message carries text only, and nothing may come between a call's results)
+    attachments: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "custom" or _is_failed_response(message):
             continue
         if message.role == "tool":
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": message.tool_call_id,
-                    "name": message.name,
-                    "content": result_text(message.content),
-                }
-            )
+            out.append(_tool_llm_message(message, attachments))
             continue
+        if attachments:
+            out.append({"role": "user", "content": attachments})
+            attachments = []
         item: dict[str, Any] = {"role": message.role, "content": message.content}
         if message.role == "assistant" and message.tool_calls:
             item["tool_calls"] = [
@@ -253,4 +253,41 @@ def to_llm_messages(messages: list[Message]) -> list[dict[str, Any]]:
         if message.name and message.role == "user":
             item["name"] = message.name
         out.append(item)
+    if attachments:
+        out.append({"role": "user", "content": attachments})
     return out
+
+
+_MEDIA_PARTS = ("image_url", "input_audio")
+
+
+def media_parts(content: Any) -> bool:
+    """Whether a tool result is OpenAI content parts with an image or audio among them
+    (what an MCP tool's image/audio blocks become), rather than a JSON value."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, dict) and p.get("type") in ("text", *_MEDIA_PARTS) for p in content)
+        and any(p["type"] in _MEDIA_PARTS for p in content)
+    )
+
+
+def _tool_llm_message(message: Message, attachments: list[dict[str, Any]]) -> dict[str, Any]:
+    """The OpenAI tool message of a result; its media parts go to ``attachments``, headed
+    by which call they came from, and the tool message says they follow."""
+    content = message.content
+    if media_parts(content):
+        media = [part for part in content if part["type"] in _MEDIA_PARTS]
+        texts = [str(part.get("text", "")) for part in content if part["type"] == "text"]
+        note = f"[{len(media)} attachment(s) of this result follow in the next user message]"
+        label = f"Attachments of tool result {message.name} ({message.tool_call_id}):"
+        attachments.extend([{"type": "text", "text": label}, *media])
+        text = "\n".join([*texts, note])
+    else:
+        text = result_text(content)
+    return {
+        "role": "tool",
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+        "content": text,
+    }

@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.assistant.memory import MemoryStore
 from agentcli.assistant.session import AssistantRegistry, Reply, RequestOptions
-from agentcli.errors import ConfigError, PackageError
+from agentcli.errors import ConfigError
 from agentcli.runtime.storage import JsonlStorage
 
 # A python: model that answers with what it was given, so tests can see the request.
@@ -218,11 +218,19 @@ async def test_prompts_are_read_once_per_selection_for_the_run(registry, assista
     assert seen(fresh)["messages"][0]["content"] == "edited"  # the next run reads the edit
 
 
-async def test_unknown_preset_from_the_hook_is_a_package_error(registry, assistants) -> None:
-    spy_package(assistants, **{"src__index.py": PRESET_HOOK})
+async def test_unknown_preset_falls_back_to_the_default_prompts_with_a_warning(
+    registry, assistants
+) -> None:
+    # Yao's behaviour (issue 18): a missing preset is not an error for the request
+    spy_package(
+        assistants,
+        **{"src__index.py": PRESET_HOOK, "prompts.yml": "- role: system\n  content: default\n"},
+    )
     options = RequestOptions(metadata={"hook_preset": "nope"})
-    with pytest.raises(PackageError, match="preset 'nope'"):
-        await registry.get("spy").respond("hi", options)
+    reply = await registry.get("spy").respond("hi", options)
+    assert seen(reply)["messages"][0]["content"] == "default"
+    logs = [log["message"] for node in reply.trace for log in node["logs"]]
+    assert any("prompt preset 'nope'" in m and "default prompts are used" in m for m in logs)
 
 
 async def test_create_messages_replace_what_the_model_sees_not_the_history(

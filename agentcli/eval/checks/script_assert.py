@@ -52,8 +52,13 @@ class T:
         self.assert_ = Assert(self, judge=judge, bridge=bridge)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "assert":  # getattr(t, "assert"), for code ported from the seed
+        if name in ("assert", "Assert"):  # getattr(t, "assert"), for code ported from the seed
             return self.assert_
+        if name[:1].isupper():  # Yao's t.Log, t.Error, t.Fail ...
+            from agentcli.pascal import snake_name
+
+            if snake_name(name) in ("log", "error", "fail", "fatal", "skip"):
+                return getattr(self, snake_name(name))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def finish(self) -> None:

@@ -195,6 +195,13 @@ class EvalOptions:
             header_when_set=True,
         ),
     )
+    connector_all: bool = field(
+        default=False,
+        metadata=flag(
+            "--connector-all",
+            help="Apply -c to delegated and ctx.agent assistants too.",
+        ),
+    )
     user: str | None = field(
         default=None,
         metadata=flag("-u", "--user", help="User id.", per_case=PerCase("user", wins="flag")),

@@ -74,15 +74,21 @@ class HookRunner:
         self._src = package.path / "src"
 
     def resolve(self, ref: str) -> Callable[..., Any]:
-        """The function behind ``ref`` (``env_test.Before``; a ``scripts:`` prefix and a
-        ``src/`` lead are tolerated)."""
+        """The function behind ``ref`` (``env_test.Before``; a ``scripts:`` prefix, Yao's
+        ``scripts.`` and a ``src/`` lead are tolerated)."""
+        return load_src_function(self._src, self._cleaned(ref), path=self.package.file)
+
+    def _cleaned(self, ref: str) -> str:
+        """``ref`` as a ``file.Func`` of ``src/``: Yao's ``scripts.test.Validate`` is
+        ``src/test.py:Validate`` (unless the package has a ``src/scripts/`` folder)."""
         cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
-        return load_src_function(self._src, cleaned, path=self.package.file)
+        if cleaned.startswith("scripts.") and not (self._src / "scripts").is_dir():
+            cleaned = cleaned.removeprefix("scripts.")
+        return cleaned
 
     def check(self, ref: str) -> None:
         """Raise ``PackageError`` when ``ref`` names no file or function, without importing."""
-        cleaned = ref.removeprefix("scripts:").removeprefix("src/").removeprefix("src.")
-        check_src_function(self._src, cleaned, path=self.package.file)
+        check_src_function(self._src, self._cleaned(ref), path=self.package.file)
 
     async def call(self, ref: str, *args: Any) -> Any:
         """Call the hook; whatever it raises becomes a ``HookError`` naming it."""

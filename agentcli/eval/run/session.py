@@ -164,6 +164,8 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
+    if options.connector_all and not options.connector:
+        raise ConfigError("--connector-all applies -c to every assistant: give -c too")
     if options.cassettes is not None and not (options.record or options.replay):
         raise ConfigError(
             f"--cassettes {options.cassettes} needs --record or --replay",
@@ -184,6 +186,8 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             cassettes=cassettes.mode if cassettes else None,
         )
         registry.seed = options.seed
+        if options.connector_all:  # -c for every assistant the run reaches, not only its own
+            registry.connector_all = options.connector
         if options.cache:
             from agentcli.assistant.response_cache import ResponseCache
 
@@ -240,6 +244,10 @@ async def _run_input(
             faults=options.faults,
             connectors=tuple(options.connectors),
         )
+        from agentcli.assistant.hooks import unported_hooks
+
+        for warning in unported_hooks(package.path):  # a Yao package not yet ported
+            view.warning(warning)
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
         if spec.kind == "file":

@@ -30,6 +30,7 @@ GIVEN = {
     "connector": "echo",
     "matrix": "echo,scripted",
     "matrix_pass": "any",
+    "connector_all": True,
     "user": "u1",
     "team": "t1",
     "locale": "zh-cn",
