@@ -25,6 +25,7 @@ from agentcli.errors import AgentCliError, HookError
 from agentcli.eval.cases.model import Case
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.run.cassettes import Cassettes
+from agentcli.eval.run.dispatch import CaseDispatcher, LocalDispatcher
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
@@ -160,7 +161,8 @@ class _Reorder:
 class EvalRunner:
     """Runs cases; ``on_event`` sees starts, results and log lines, ``on_result`` each result
     in case order. ``executor`` plays every case (script tests); without it a case file's
-    dynamic cases go to the simulator and the others are single-turn."""
+    dynamic cases go to the simulator and the others are single-turn. ``dispatcher`` says
+    where a case runs (default: here, through its executor; ``--executor ray``: a cluster)."""
 
     def __init__(
         self,
@@ -170,6 +172,7 @@ class EvalRunner:
         on_event: Callable[[RunEvent], None] = lambda event: None,
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
+        dispatcher: CaseDispatcher | None = None,
     ) -> None:
         self.config = config
         self.stop_when = stop_when or failed
@@ -180,6 +183,7 @@ class EvalRunner:
         self._executor_for = (
             _case_file_executors(config, self.hooks) if executor is None else lambda case: executor
         )
+        self.dispatcher = dispatcher or LocalDispatcher(self._executor_for)
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None
@@ -431,10 +435,9 @@ class EvalRunner:
                 raise
             except AgentCliError as error:
                 return error_result(case, run, f"before script failed: {error}", started)
-        executor = self._executor_for(case)
         timeout = case.timeout or self.config.timeout
         try:
-            result = await executor.execute(case, run, started=started, timeout=timeout)
+            result = await self.dispatcher.dispatch(case, run, started=started, timeout=timeout)
         except asyncio.CancelledError:
             if case.after:
                 after = asyncio.ensure_future(self._after(case, hook_ctx, None, before_data))

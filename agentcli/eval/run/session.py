@@ -66,6 +66,8 @@ from agentcli.patterns import Pattern, compile_pattern
 if TYPE_CHECKING:
     from agentcli.eval.compare.sources import LoadedRun
     from agentcli.eval.reports import LoadedReport, RedactingWriter
+    from agentcli.eval.run.cluster.driver import RayDispatcher
+    from agentcli.eval.run.dispatch import CaseDispatcher
 
 __all__ = ["EvalOptions", "run_eval"]
 
@@ -361,15 +363,34 @@ async def _run_cases(
         return _dry_run(cases, options, view, spec)
     plan = _plan(config, cases, total, options, spec, suite)
     _announce(plan, config, options, view)
-    _open_results(plan, config, options)
-    run = CaseRun(config, plan, options, view)
-    with _signals_to(run.on_signal):
-        try:
-            await run.run()
-            summary, stability = run.close_results()
-        finally:
-            await run.runner.after_all(run.before_all_data)
+    dispatcher = _dispatcher(config, options, spec if suite is not None else None, view)
+    try:
+        _open_results(plan, config, options)
+        run = CaseRun(config, plan, options, view, dispatcher=dispatcher)
+        with _signals_to(run.on_signal):
+            try:
+                await run.run()
+                summary, stability = run.close_results()
+            finally:
+                await run.runner.after_all(run.before_all_data)
+    finally:
+        if dispatcher is not None:
+            dispatcher.close()
     return run.finish(summary, stability)
+
+
+def _dispatcher(
+    config: EvalConfig, options: EvalOptions, scripts: InputSpec | None, view: EvalView
+) -> RayDispatcher | None:
+    """Where the cases run: here (None), or as tasks on the Ray cluster of ``--executor
+    ray`` (connected now, so a cluster that cannot be reached is exit 2, nothing run)."""
+    if options.executor != "ray":
+        return None
+    from agentcli.eval.run.cluster.driver import connect
+
+    dispatcher = connect(config, options, scripts=scripts.value if scripts else None)
+    view.info(f"Executor: ray ({dispatcher.describe()})")
+    return dispatcher
 
 
 def _selected_cases(
@@ -590,7 +611,13 @@ class CaseRun:
     tallied as they come; then the summary on disk and the exit code."""
 
     def __init__(
-        self, config: EvalConfig, plan: RunPlan, options: EvalOptions, view: EvalView
+        self,
+        config: EvalConfig,
+        plan: RunPlan,
+        options: EvalOptions,
+        view: EvalView,
+        *,
+        dispatcher: CaseDispatcher | None = None,
     ) -> None:
         self.config, self.plan, self.options, self.view = config, plan, options, view
         self.interrupted = False
@@ -617,6 +644,7 @@ class CaseRun:
             on_event=lambda event: outbox.put(view.on_event, event),
             on_result=lambda result: outbox.put(tally.on_result, result),
             stop_when=tally.stop_when,
+            dispatcher=dispatcher,
         )
 
     def on_signal(self, signum: int) -> None:
