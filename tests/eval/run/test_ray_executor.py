@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.openai_server import OpenAIServer, Reply
+from fixtures.openai_server import OpenAIServer
 from fixtures.ray_cluster import RayCluster, RayUnavailable
 
 pytestmark = pytest.mark.ray
@@ -29,10 +29,24 @@ RUN_TIMEOUT = 180  # seconds one driver may take on a loaded 2-core machine
 
 FAKE_MODEL = '''
 import time
+import uuid
+from pathlib import Path
+
+
+def barrier(folder, count):
+    """Wait (bounded) until ``count`` calls, in any worker processes, have reached here."""
+    Path(folder, uuid.uuid4().hex).touch()
+    deadline = time.monotonic() + 60
+    while len(list(Path(folder).iterdir())) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def reply(messages, tools, settings):
     text = messages[-1]["content"]
+    if text.startswith("barrier "):
+        _, folder, count = text.split()
+        barrier(folder, int(count))
+        return "ready"
     if "print" in text:
         print(f"model saw: {text}")
     if "slow" in text:
@@ -87,7 +101,17 @@ def _cases(count: int, *, slow: bool = False) -> list[dict[str, Any]]:
 
 
 def _command(project: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "agentcli", "eval", "bench", "@cases.jsonl", "-o", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "agentcli",
+        "eval",
+        "bench",
+        "@cases.jsonl",
+        "-o",
+        str(out),
+        *extra,
+    ]
 
 
 def _env(project: Path) -> dict[str, str]:
@@ -165,13 +189,27 @@ def test_same_results_file_as_the_local_executor(cluster: RayCluster, tmp_path: 
 
 
 def test_rate_limit_is_shared_across_workers(cluster: RayCluster, tmp_path: Path) -> None:
-    """A 429 seen by one worker halves the connector's limit for every worker: until the
-    first call succeeds, at most half of --parallel calls run at once (without the shared
-    budget each worker process halves only its own limit, and all six would run)."""
+    """A 429 halves the connector's limit for every worker of the cluster: six cases in six
+    worker processes are rate limited at once, and their retries run at most three at a
+    time (each worker process's own limit would let all six run)."""
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    # Six cases that meet at a barrier first, so six worker processes are up and the six
+    # cases after them start together...
+    warm = [
+        {
+            "id": f"w{i}",
+            "input": f"barrier {barrier} 6",
+            "options": {"connector": "python:models.fake:reply"},
+        }
+        for i in range(6)
+    ]
+    # ...and each of those is rate limited on its first call (429, Retry-After: 0) after a
+    # second, then answered in a second.
+    limited = [{"id": f"r{i}", "input": f"case {i} say hello"} for i in range(6)]
     with OpenAIServer() as server:
-        project = _project(tmp_path, _cases(12), "local")
-        # Each case's first call is rate limited (429, Retry-After: 0), its retry is slow.
-        model = "openai/first-1-429+slow-600"
+        project = _project(tmp_path, warm + limited, "local")
+        model = "openai/first-1-429+slow-1000"
         connectors = {"local": {"model": model, "api_base": server.base_url, "api_key": "none"}}
         (project / "connectors.yml").write_text(json.dumps(connectors))
         out = tmp_path / "out.jsonl"
@@ -179,19 +217,14 @@ def test_rate_limit_is_shared_across_workers(cluster: RayCluster, tmp_path: Path
         spans = sorted(server.spans)
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     assert [r["status"] for r in _results(out)] == ["passed"] * 12
-    limited = [span for span in spans if span[2] == 429]
+    assert [status for *_, status in spans].count(429) == 6
     answered = [span for span in spans if span[2] == 200]
-    assert len(limited) == 12 and len(answered) == 12
-    first_done = min(end for _, end, _ in answered)
-    # The calls that ran before any call had succeeded: the halved limit (3) held them.
-    before = [span for span in answered if span[0] < first_done]
-    peak = max(sum(1 for s in before if s[0] <= start < s[1]) for start, _, _ in before)
+    assert len(answered) == 6
+    peak = max(sum(1 for s in answered if s[0] <= start < s[1]) for start, _, _ in answered)
     assert peak <= 3, spans
 
 
-def test_ctrl_c_writes_the_summary_and_resume_finishes(
-    cluster: RayCluster, tmp_path: Path
-) -> None:
+def test_ctrl_c_writes_the_summary_and_resume_finishes(cluster: RayCluster, tmp_path: Path) -> None:
     """SIGINT to the driver: the tasks in flight are cancelled, the finished results and the
     summary are on disk, and the process ends by SIGINT (a shell's 130); ``--resume`` on
     the cluster then runs the rest, each case once."""
@@ -252,6 +285,8 @@ def test_a_killed_worker_node_loses_no_case(cluster: RayCluster, tmp_path: Path)
     ids = [r["id"] for r in results]
     assert ids == [f"c{i:03d}" for i in range(40)]  # all, once each, in case order
     assert {r["status"] for r in results} == {"passed", "failed"}, [
-        (r["id"], r["status"], r.get("error")) for r in results if r["status"] not in ("passed", "failed")
+        (r["id"], r["status"], r.get("error"))
+        for r in results
+        if r["status"] not in ("passed", "failed")
     ]
     assert _lines(out)[-1]["total"] == 40
