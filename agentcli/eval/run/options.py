@@ -327,6 +327,7 @@ class EvalOptions:
             help="Where the cases run: local (this process) or ray (tasks on a Ray cluster,"
             " --parallel at once; pip install 'agentcli[ray]').",
             choices=("local", "ray"),
+            text_default="local",
             message=False,
             header="executor",
             header_when_set=True,

@@ -52,6 +52,9 @@ GIVEN = {
     "state": "persistent",
     "min_pass_rate": 80.0,
     "shard": "1/2",
+    "executor": "ray",
+    "ray_address": "127.0.0.1:6379",
+    "ray_cpus": 0.5,
     "retries": 2,
     "resume": Path("old.jsonl"),
     "force": True,
@@ -121,7 +124,7 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
     parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
-    assert [flag.name for flag in parsed] == ["timeout", "record", "replay"]
+    assert [flag.name for flag in parsed] == ["timeout", "record", "replay", "executor"]
     defaults = EvalOptions()
     for flag in parsed:
         assert flag.type is str
