@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,35 @@ def _wait_for_results(path: Path, count: int, process: subprocess.Popen[str]) ->
     raise AssertionError(f"no {count} results in {path} within {RUN_TIMEOUT}s")
 
 
+def _interrupted_run(
+    project: Path,
+    out: Path,
+    ray: list[str],
+    *,
+    after: int,
+    then: Callable[[subprocess.Popen[str]], object],
+) -> tuple[subprocess.Popen[str], str, str]:
+    """A driver at --parallel 2 that ``then`` disturbs once ``after`` results are written;
+    the process and its output once it ended (bounded)."""
+    process = subprocess.Popen(
+        _command(project, out, "--parallel", "2", *ray),
+        cwd=project,
+        env=_env(project),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_results(out, after, process)
+        then(process)
+        stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process, stdout, stderr
+
+
 def test_same_results_file_as_the_local_executor(cluster: RayCluster, tmp_path: Path) -> None:
     """200 offline cases: the Ray run's results are the local run's — ids, statuses,
     outputs, assertions, what the model printed — in the same order."""
@@ -167,7 +197,7 @@ def test_same_results_file_as_the_local_executor(cluster: RayCluster, tmp_path: 
     ran_ray = _eval(project, remote, "--parallel", "4", *_ray(cluster, "--ray-cpus", "0.5"))
     assert ran_local.returncode == 1, ran_local.stderr  # the failing cases fail both runs
     assert ran_ray.returncode == 1, ran_ray.stdout[-2000:] + ran_ray.stderr[-2000:]
-    assert "Executor: ray (2 nodes, 2 CPUs)" in ran_ray.stdout
+    assert "Executor: ray (2 nodes, 2 CPUs: room for 4 cases at once)" in ran_ray.stdout
 
     def essentials(result: dict[str, Any]) -> tuple[Any, ...]:
         assertions = [(a["type"], a["passed"]) for a in result.get("assertions") or []]
@@ -230,22 +260,9 @@ def test_ctrl_c_writes_the_summary_and_resume_finishes(cluster: RayCluster, tmp_
     the cluster then runs the rest, each case once."""
     project = _project(tmp_path, _cases(60, slow=True), "python:models.fake:reply")
     out = tmp_path / "out.jsonl"
-    process = subprocess.Popen(
-        _command(project, out, "--parallel", "2", *_ray(cluster)),
-        cwd=project,
-        env=_env(project),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process, stdout, stderr = _interrupted_run(
+        project, out, _ray(cluster), after=4, then=lambda p: p.send_signal(signal.SIGINT)
     )
-    try:
-        _wait_for_results(out, 4, process)
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == -signal.SIGINT, stdout[-2000:] + stderr[-2000:]
     lines = _lines(out)
     assert lines[-1]["type"] == "summary"
@@ -264,22 +281,9 @@ def test_a_killed_worker_node_loses_no_case(cluster: RayCluster, tmp_path: Path)
     case is recorded exactly once, none lost, none an error. (Last: the node stays dead.)"""
     project = _project(tmp_path, _cases(40, slow=True), "python:models.fake:reply")
     out = tmp_path / "out.jsonl"
-    process = subprocess.Popen(
-        _command(project, out, "--parallel", "2", *_ray(cluster)),
-        cwd=project,
-        env=_env(project),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process, stdout, stderr = _interrupted_run(
+        project, out, _ray(cluster), after=6, then=lambda p: cluster.kill_worker(0)
     )
-    try:
-        _wait_for_results(out, 6, process)
-        cluster.kill_worker(0)
-        stdout, stderr = process.communicate(timeout=RUN_TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 1, stdout[-2000:] + stderr[-2000:]  # the failing cases
     results = _results(out)
     ids = [r["id"] for r in results]

@@ -62,8 +62,7 @@ class RayDispatcher:
     """The runner's ``CaseDispatcher`` for a Ray cluster: a task per case."""
 
     def __init__(self, ray: Any, spec: WorkerSpec, *, cpus: float = 1.0) -> None:
-        self.ray = ray
-        self.spec = spec
+        self.ray, self.spec, self.cpus = ray, spec, cpus
         self._spec_ref = ray.put(spec)  # pickled once, not once per case
         remote = ray.remote(run_case)
         self._task = remote.options(max_retries=TASK_RETRIES, retry_exceptions=False, num_cpus=cpus)
@@ -96,10 +95,14 @@ class RayDispatcher:
         return CaseResult.from_dict(data)
 
     def describe(self) -> str:
-        """The cluster in a few words: its nodes and CPUs."""
+        """The cluster in a few words: its nodes and CPUs, and how many cases fit at once
+        (what ``--parallel`` may use)."""
         nodes = sum(1 for node in self.ray.nodes() if node.get("Alive"))
         cpus = self.ray.cluster_resources().get("CPU", 0)
-        return f"{nodes} node{'s' if nodes != 1 else ''}, {cpus:g} CPUs"
+        room = int(cpus / self.cpus + 1e-9)
+        return (
+            f"{nodes} node{'s' if nodes != 1 else ''}, {cpus:g} CPUs: room for {room} cases at once"
+        )
 
     def _cancel(self, ref: Any) -> None:
         with contextlib.suppress(Exception):  # finished meanwhile, or the cluster is gone
