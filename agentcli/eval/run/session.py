@@ -39,7 +39,7 @@ from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary, summa
 from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
-from agentcli.eval.run.options import EvalOptions, header_options
+from agentcli.eval.run.options import EvalOptions, given_flags, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
 from agentcli.eval.run.request import (
     InputSpec,
@@ -385,6 +385,12 @@ def _dispatcher(
     """Where the cases run: here (None), or as tasks on the Ray cluster of ``--executor
     ray`` (connected now, so a cluster that cannot be reached is exit 2, nothing run)."""
     if options.executor != "ray":
+        given = given_flags(options, lambda spec: spec.label in ("--ray-address", "--ray-cpus"))
+        if given:
+            verb = "goes" if len(given) == 1 else "go"
+            raise ConfigError(
+                f"{', '.join(given)} {verb} with --executor ray", hint="add --executor ray"
+            )
         return None
     from agentcli.eval.run.cluster.driver import connect
 

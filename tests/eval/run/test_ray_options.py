@@ -49,6 +49,12 @@ def test_cassettes_are_refused_on_ray(project: Path):
     assert "--record/--replay cannot be used with --executor ray" in ran.stderr
 
 
+def test_ray_flags_without_the_ray_executor_are_refused(project: Path):
+    ran = _eval(project, "--ray-address", "127.0.0.1:6379", "--ray-cpus", "0.5")
+    assert ran.returncode == 2
+    assert "--ray-address, --ray-cpus go with --executor ray" in ran.stderr
+
+
 def test_an_unknown_executor_names_the_choices(project: Path):
     ran = _eval(project, "--executor", "dask")
     assert ran.returncode == 2
