@@ -33,7 +33,7 @@ from agentcli.assistant.state import StateDir
 from agentcli.assistant.tools import ToolBox
 from agentcli.errors import HookError
 from agentcli.models.base import Model
-from agentcli.models.limiter import AdaptiveLimiter
+from agentcli.models.limiter import AdaptiveLimiter, Limiter
 from agentcli.runtime.storage import Storage
 
 if TYPE_CHECKING:
@@ -177,7 +177,10 @@ class AssistantRegistry:
         self._memory_store = memory_store
         self._assistants: dict[Path, Assistant] = {}
         self._models: dict[tuple[str, Path | None], Model] = {}
-        self._limiters: dict[str, AdaptiveLimiter] = {}
+        self._limiters: dict[str, Limiter] = {}
+        # The limit of a connector's calls, made once per connector: one in this process by
+        # default; ``--executor ray`` makes it the cluster's shared budget.
+        self.new_limiter: Callable[[str, int], Limiter] = _process_limiter
         self._data: DataStore | None = None
 
     @property
@@ -251,7 +254,7 @@ class AssistantRegistry:
                 # a 429 slows down all calls to that provider, --parallel is the ceiling.
                 limiter = self._limiters.get(spec)
                 if limiter is None:
-                    limiter = self._limiters[spec] = AdaptiveLimiter(self.max_concurrency)
+                    limiter = self._limiters[spec] = self.new_limiter(spec, self.max_concurrency)
                 model.limiter = limiter
             if self.cache is not None and (package is None or package.id not in self.uncached):
                 from agentcli.assistant.response_cache import CachingModel
@@ -332,3 +335,8 @@ class AssistantRegistry:
             self._data.close()
         if self.cache is not None:
             self.cache.close()
+
+
+def _process_limiter(spec: str, ceiling: int) -> Limiter:
+    """The adaptive limit of one connector's calls in this process."""
+    return AdaptiveLimiter(ceiling)

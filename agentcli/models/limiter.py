@@ -7,9 +7,29 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
-__all__ = ["AdaptiveLimiter"]
+__all__ = ["AdaptiveLimiter", "Limiter"]
+
+
+class Limiter(Protocol):
+    """What a model call holds and tells: a place for the call, and how the call went
+    (``AdaptiveLimiter`` in one process; a cluster's shared budget under ``--executor ray``)."""
+
+    ceiling: int
+
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """Hold one place for the duration of a call."""
+        ...
+
+    def rate_limited(self) -> None:
+        """The call was rate limited (a 429)."""
+        ...
+
+    async def succeeded(self) -> None:
+        """The call went through."""
+        ...
 
 
 class AdaptiveLimiter:
@@ -27,15 +47,23 @@ class AdaptiveLimiter:
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """Hold one of the ``limit`` places for the duration of a call."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.active < self.limit)
-            self.active += 1
+        await self.acquire()
         try:
             yield
         finally:
-            async with self._changed:
-                self.active -= 1
-                self._changed.notify_all()
+            await self.release()
+
+    async def acquire(self) -> None:
+        """Take a place once one of the ``limit`` is free (``slot`` is the usual way)."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.active < self.limit)
+            self.active += 1
+
+    async def release(self) -> None:
+        """Give a place back."""
+        async with self._changed:
+            self.active -= 1
+            self._changed.notify_all()
 
     def rate_limited(self) -> None:
         """A 429: halve the limit (at most once per cooldown)."""

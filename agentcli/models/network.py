@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from agentcli.models.base import ModelSettings, StreamPart
-from agentcli.models.limiter import AdaptiveLimiter
+from agentcli.models.limiter import Limiter
 from agentcli.models.pricing import Price, litellm_price
 from agentcli.models.retry import OnRetry, RetryPolicy, retry_stream
 
@@ -49,7 +49,7 @@ class NetworkModel:
         self.retry = retry or RetryPolicy()
         self.extra = dict(extra or {})
         self.on_retry = on_retry
-        self.limiter: AdaptiveLimiter | None = None  # set per run by the assistant registry
+        self.limiter: Limiter | None = None  # set per run by the assistant registry
 
     def stream(
         self,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agentcli.errors import ConfigError, ModelError, RateLimited
-from agentcli.models.limiter import AdaptiveLimiter
+from agentcli.models.limiter import Limiter
 
 __all__ = [
     "RETRY_LOG",
@@ -126,7 +126,7 @@ async def retry_stream(
     *,
     on_retry: OnRetry | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    limiter: AdaptiveLimiter | None = None,
+    limiter: Limiter | None = None,
 ) -> AsyncIterator[T]:
     """Yield the parts of ``attempt()``, retrying retryable failures before the first part.
 
@@ -167,5 +167,5 @@ async def retry_stream(
             await sleep(wait)
 
 
-def _slot(limiter: AdaptiveLimiter | None) -> AbstractAsyncContextManager[None]:
+def _slot(limiter: Limiter | None) -> AbstractAsyncContextManager[None]:
     return limiter.slot() if limiter is not None else nullcontext()

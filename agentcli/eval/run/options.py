@@ -19,6 +19,7 @@ from agentcli.faults import FaultPlan, parse_faults
 __all__ = [
     "DEFAULT_TIMEOUT",
     "EvalOptions",
+    "ExecutorKind",
     "GateMode",
     "FlagField",
     "OptionSpec",
@@ -33,6 +34,7 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 300.0  # seconds per case: the "5m" of --timeout
 GateMode = Literal["regressions"]  # --gate: what alone makes the exit code 1
+ExecutorKind = Literal["local", "ray"]  # --executor: where the cases run
 
 SPEC_KEY = "agentcli.option"
 
@@ -432,6 +434,43 @@ class EvalOptions:
             help="Run shard i of N (i/N), by a stable hash of ids; `auto` reads the CI "
             "system's shard variables (Kubernetes, GitLab, Buildkite, CircleCI).",
             message=False,
+        ),
+    )
+    executor: ExecutorKind = field(
+        default="local",
+        metadata=flag(
+            "--executor",
+            help="Where the cases run: local (this process) or ray (tasks on a Ray cluster,"
+            " --parallel at once; pip install 'agentcli[ray]').",
+            choices=("local", "ray"),
+            text_default="local",
+            message=False,
+            header="executor",
+            header_when_set=True,
+        ),
+    )
+    ray_address: str | None = field(
+        default=None,
+        metadata=flag(
+            "--ray-address",
+            help="With --executor ray: the cluster (host:port or ray://host:10001; default:"
+            " RAY_ADDRESS, else the cluster started on this machine, else a new local one).",
+            message=False,
+            header="ray_address",
+            header_when_set=True,
+        ),
+    )
+    ray_cpus: float = field(
+        default=1.0,
+        metadata=flag(
+            "--ray-cpus",
+            help="With --executor ray: CPUs a case's task reserves (0.25: four cases at once"
+            " per CPU, for cases that mostly wait on the model).",
+            min=0.01,
+            max=1024,
+            message=False,
+            header="ray_cpus",
+            header_when_set=True,
         ),
     )
     retries: int = field(

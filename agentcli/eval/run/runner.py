@@ -30,6 +30,7 @@ from agentcli.eval.results.model import CaseResult, cell_label
 from agentcli.eval.run.attribution import RETRIED, attribute
 from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
+from agentcli.eval.run.dispatch import CaseDispatcher, LocalDispatcher
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
@@ -195,7 +196,8 @@ class _Reorder:
 class EvalRunner:
     """Runs cases; ``on_event`` sees starts, results and log lines, ``on_result`` each result
     in case order. ``executor`` plays every case (script tests); without it a case file's
-    dynamic cases go to the simulator and the others are single-turn."""
+    dynamic cases go to the simulator and the others are single-turn. ``dispatcher`` says
+    where a case runs (default: here, through its executor; ``--executor ray``: a cluster)."""
 
     def __init__(
         self,
@@ -207,6 +209,7 @@ class EvalRunner:
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
         budget: CostBudget | None = None,
+        dispatcher: CaseDispatcher | None = None,
     ) -> None:
         self.config = config
         self.stop_when = stop_when or failed
@@ -226,6 +229,12 @@ class EvalRunner:
                 self._executors[name] = _always(executor)
             else:
                 self._executors[name] = _case_file_executors(column, self.hooks)
+        # Where a column's cases run: here, through its executor, or (``--executor ray``,
+        # outside a matrix) the cluster's dispatcher.
+        self._dispatchers: dict[str | None, CaseDispatcher] = {
+            name: dispatcher if dispatcher is not None else LocalDispatcher(executors)
+            for name, executors in self._executors.items()
+        }
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None
@@ -595,10 +604,11 @@ class EvalRunner:
                 failure.connector = column
                 failure.attribution = "harness"
                 return failure
-        executor = self._executors[column](case)
         timeout = case.timeout or self.config.timeout
         try:
-            result = await executor.execute(case, run, started=started, timeout=timeout)
+            result = await self._dispatchers[column].dispatch(
+                case, run, started=started, timeout=timeout
+            )
             result.connector = column
         except asyncio.CancelledError:
             if case.after:

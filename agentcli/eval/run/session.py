@@ -48,7 +48,7 @@ from agentcli.eval.run.cassettes import Cassettes
 from agentcli.eval.run.columns import matrix_columns
 from agentcli.eval.run.dynamic import check_simulators
 from agentcli.eval.run.executor import trace_of
-from agentcli.eval.run.options import EvalOptions, header_options
+from agentcli.eval.run.options import EvalOptions, given_flags, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
 from agentcli.eval.run.preflight import check_connectors, check_references, where
 from agentcli.eval.run.recap import Recap
@@ -82,6 +82,8 @@ from agentcli.words import counted as _count
 if TYPE_CHECKING:
     from agentcli.eval.compare.sources import LoadedRun
     from agentcli.eval.reports import LoadedReport, RedactingWriter
+    from agentcli.eval.run.cluster.driver import RayDispatcher
+    from agentcli.eval.run.dispatch import CaseDispatcher
 
 __all__ = ["EvalOptions", "run_eval"]
 
@@ -483,20 +485,25 @@ async def _run_cases(
     _announce(plan, config, options, view)
     package = config.assistant.package
     attributes = {"agentcli.agent.id": package.id, "agentcli.connector": plan.connector}
-    with otel.span(f"agent eval {package.id}", attributes) as run_span:
-        plan.otel = run_span.ids()
-        _open_results(plan, config, options)
-        run = CaseRun(config, plan, options, view)
-        with _signals_to(run.on_signal):
-            try:
-                await run.run()
-                summary, stability = run.close_results()
-            finally:
-                await run.runner.after_all(run.before_all_data)
-        code = run.finish(summary, stability)
-        run_span.update(_summary_attributes(summary))
-        if code != EXIT_OK:
-            run_span.fail(f"exit code {code}: {summary.failed} failed, {summary.errors} errors")
+    dispatcher = _dispatcher(config, options, spec if suite is not None else None, view)
+    try:
+        with otel.span(f"agent eval {package.id}", attributes) as run_span:
+            plan.otel = run_span.ids()
+            _open_results(plan, config, options)
+            run = CaseRun(config, plan, options, view, dispatcher=dispatcher)
+            with _signals_to(run.on_signal):
+                try:
+                    await run.run()
+                    summary, stability = run.close_results()
+                finally:
+                    await run.runner.after_all(run.before_all_data)
+            code = run.finish(summary, stability)
+            run_span.update(_summary_attributes(summary))
+            if code != EXIT_OK:
+                run_span.fail(f"exit code {code}: {summary.failed} failed, {summary.errors} errors")
+    finally:
+        if dispatcher is not None:
+            dispatcher.close()
     return code
 
 
@@ -510,6 +517,31 @@ def _summary_attributes(summary: RunSummary) -> dict[str, int | float]:
         "agentcli.cases.timeouts": summary.timeouts,
         "agentcli.pass_rate": float(summary.pass_rate or 0.0),
     }
+
+
+def _dispatcher(
+    config: EvalConfig, options: EvalOptions, scripts: InputSpec | None, view: EvalView
+) -> RayDispatcher | None:
+    """Where the cases run: here (None), or as tasks on the Ray cluster of ``--executor
+    ray`` (connected now, so a cluster that cannot be reached is exit 2, nothing run)."""
+    if options.executor != "ray":
+        given = given_flags(options, lambda spec: spec.label in ("--ray-address", "--ray-cpus"))
+        if given:
+            verb = "goes" if len(given) == 1 else "go"
+            raise ConfigError(
+                f"{', '.join(given)} {verb} with --executor ray", hint="add --executor ray"
+            )
+        return None
+    if config.connectors:
+        raise ConfigError(
+            "--executor ray does not run a connector matrix (several -c or --matrix) yet",
+            hint="run each connector on the cluster apart (-c NAME), or the matrix locally",
+        )
+    from agentcli.eval.run.cluster.driver import connect
+
+    dispatcher = connect(config, options, scripts=scripts.value if scripts else None)
+    view.info(f"Executor: ray ({dispatcher.describe()})")
+    return dispatcher
 
 
 def _selected_cases(
@@ -818,7 +850,13 @@ class CaseRun:
     tallied as they come; then the summary on disk and the exit code."""
 
     def __init__(
-        self, config: EvalConfig, plan: RunPlan, options: EvalOptions, view: EvalView
+        self,
+        config: EvalConfig,
+        plan: RunPlan,
+        options: EvalOptions,
+        view: EvalView,
+        *,
+        dispatcher: CaseDispatcher | None = None,
     ) -> None:
         self.config, self.plan, self.options, self.view = config, plan, options, view
         self.matrix_pass: MatrixPass = "any" if options.matrix_pass == "any" else "all"
@@ -850,6 +888,7 @@ class CaseRun:
             on_result=lambda result: outbox.put(tally.on_result, result),
             stop_when=tally.stop_when,
             budget=None if options.max_cost is None else CostBudget(options.max_cost),
+            dispatcher=dispatcher,
         )
 
     def on_signal(self, signum: int) -> None:

@@ -59,6 +59,9 @@ GIVEN = {
     "keep_sandboxes": True,
     "min_pass_rate": 80.0,
     "shard": "1/2",
+    "executor": "ray",
+    "ray_address": "127.0.0.1:6379",
+    "ray_cpus": 0.5,
     "retries": 2,
     "resume": Path("old.jsonl"),
     "rerun": Path("old.jsonl"),
@@ -141,6 +144,7 @@ def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
         "record",
         "replay",
         "faults",
+        "executor",
     ]
     defaults = EvalOptions()
     for flag in parsed:
