@@ -12,7 +12,7 @@ from rich.text import Text
 
 from agentcli.cli.views.text import RULE_WIDTH, Block, preview
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import cost_text, format_duration
+from agentcli.eval.reports._view import connector_cost_text, cost_text, format_duration
 from agentcli.secrets import redact_data, redact_text
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ class SummaryBlock(Block):
         cost = summary.extra.get("cost")
         if isinstance(cost, Mapping) and (shown := cost_text(cost)) is not None:
             lines.append(Text(f"  {'Cost:':<11}{shown}"))
+            if (columns := connector_cost_text(cost)) is not None:
+                lines.append(Text(f"  {'':<11}by connector: {columns}"))
         if summary.extra.get("runs_per_case"):
             lines.extend(StabilityTable(summary.extra).lines())
         if self.output_path:

@@ -96,6 +96,19 @@ def cost_text(by_role: Mapping[str, Any]) -> str | None:
     return format_usd(float(total)) + (f" ({shown})" if shown else "")
 
 
+def connector_cost_text(cost: Mapping[str, Any]) -> str | None:
+    """``gpt-4o $0.0100 · local $0.0000`` from a summary cost's ``by_connector`` (a matrix's);
+    None outside a matrix."""
+    by_connector = cost.get("by_connector")
+    if not isinstance(by_connector, Mapping) or not by_connector:
+        return None
+    return " · ".join(
+        f"{name} {format_usd(float(amount))}"
+        for name, amount in by_connector.items()
+        if isinstance(amount, int | float) and not isinstance(amount, bool)
+    )
+
+
 def case_cost_text(result: CaseResult) -> str | None:
     """What a case cost, by role (its agent, judges, simulator); None when nothing."""
     by_role: dict[str, Any] = {}

@@ -39,6 +39,7 @@ from ._view import (
     MatrixView,
     adaptive_note,
     case_cost_text,
+    connector_cost_text,
     cost_text,
     failure_message,
     format_duration,
@@ -107,6 +108,8 @@ def _cards(summary: RunSummary) -> str:
     cost = summary.extra.get("cost")
     if isinstance(cost, dict) and (shown := cost_text(cost)) is not None:
         cards.append(_card("Cost", shown))
+        if (columns := connector_cost_text(cost)) is not None:
+            cards.append(_card("Cost by connector", columns))
     for key, value in summary.extra.items():
         if isinstance(value, int | float | str) and not isinstance(value, bool):
             shown = (

@@ -10,6 +10,7 @@ from ._view import (
     STATUS_ICONS,
     MatrixView,
     adaptive_note,
+    connector_cost_text,
     cost_text,
     format_duration,
     format_k,
@@ -49,6 +50,8 @@ def _summary(summary: RunSummary) -> str:
     cost = summary.extra.get("cost")
     if isinstance(cost, dict) and (shown := cost_text(cost)) is not None:
         rows.append(["Cost", escape(shown)])
+        if (columns := connector_cost_text(cost)) is not None:
+            rows.append(["Cost by connector", escape(columns)])
     for key, value in summary.extra.items():
         if not isinstance(value, dict | list):
             rows.append([escape(key.replace("_", " ").capitalize()), escape(value)])

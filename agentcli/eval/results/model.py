@@ -300,32 +300,45 @@ def summarize(
 
 
 class CostTotals:
-    """What results cost, by role: ``agent`` (its trace), ``judge``, ``simulator``."""
+    """What results cost, by role: ``agent`` (its trace), ``judge``, ``simulator``; in a
+    connector matrix also by connector (the column's whole cost, its helpers' included)."""
 
-    __slots__ = ("by_role",)
+    __slots__ = ("by_connector", "by_role")
 
     def __init__(self) -> None:
         self.by_role: dict[str, float] = {}
+        self.by_connector: dict[str, float] = {}
 
     def add(self, result: CaseResult) -> None:
         """Count one result's costs."""
         by_role = self.by_role
         trace = result.trace
+        spent = None
         if trace is not None and trace.usage.cost is not None:
             by_role["agent"] = by_role.get("agent", 0.0) + trace.usage.cost
+            spent = trace.usage.cost
         for role, usage in (result.helper_usage or {}).items():
             if usage.cost is not None:
                 by_role[role] = by_role.get(role, 0.0) + usage.cost
+                spent = (spent or 0.0) + usage.cost
+        if result.connector is not None and spent is not None:
+            column = result.connector
+            self.by_connector[column] = self.by_connector.get(column, 0.0) + spent
 
     def write_to(self, summary: RunSummary) -> None:
-        """``summary.extra["cost"] = {total, agent, judge, simulator}`` (US$) when the run
-        cost anything: free (offline) runs keep Yao's summary as it was."""
+        """``summary.extra["cost"] = {total, agent, judge, simulator[, by_connector]}`` (US$)
+        when the run cost anything: free (offline) runs keep Yao's summary as it was."""
         total = sum(self.by_role.values())
         if total > 0:
-            summary.extra["cost"] = {
+            cost: JsonObject = {
                 "total": round(total, 6),
-                **{role: round(cost, 6) for role, cost in self.by_role.items()},
+                **{role: round(amount, 6) for role, amount in self.by_role.items()},
             }
+            if self.by_connector:
+                cost["by_connector"] = {
+                    name: round(amount, 6) for name, amount in self.by_connector.items()
+                }
+            summary.extra["cost"] = cost
 
 
 def summary_from_counts(

@@ -204,3 +204,28 @@ def test_max_cost_in_a_matrix_needs_a_price_for_every_column(project, server):
     assert result.exit_code == 2, result.output
     assert "--max-cost needs the price of connector 'unpriced'" in result.output
     assert server.requests == []
+
+
+def test_a_matrix_shows_what_each_connector_cost(project, server):
+    base = server.base_url
+    with (project / "connectors.yml").open("a") as file:  # ten times loop's price
+        file.write(
+            f"dear: {{model: openai/my-finetune, api_base: '{base}', api_key: none, "
+            "price: {input_per_mtok: 10.0, output_per_mtok: 20.0}}\n"
+        )
+    write_cases(project / "cases.jsonl", [{"id": f"c{i}", "input": "hi"} for i in (1, 2)])
+    for _ in range(4):
+        server.enqueue(Reply(text="hi", usage=AGENT_USAGE))
+    result = runner.invoke(
+        app, ["eval", "greeter", "@cases.jsonl", "-c", "loop", "-c", "dear", "-o", "m.jsonl"]
+    )
+    assert result.exit_code == 0, result.output
+    loaded = read_results(project / "m.jsonl")
+    assert loaded.summary is not None
+    cost = loaded.summary.extra["cost"]
+    assert cost["by_connector"] == {"loop": 0.004, "dear": 0.04}
+    assert cost["total"] == pytest.approx(0.044)
+    assert "by connector: loop $0.0040 · dear $0.0400" in result.output
+    made = runner.invoke(app, ["report", "m.jsonl", "-o", "m.md"])
+    assert made.exit_code == 0, made.output
+    assert "| Cost by connector | loop $0.0040 · dear $0.0400 |" in (project / "m.md").read_text()
