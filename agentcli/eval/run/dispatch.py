@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.model import CaseResult
     from agentcli.eval.run.executor import CaseExecutor
+    from agentcli.eval.run.runner import EvalConfig
 
-__all__ = ["CaseDispatcher", "LocalDispatcher"]
+__all__ = ["CaseDispatcher", "ClusterDispatcher", "LocalDispatcher"]
 
 
 class CaseDispatcher(Protocol):
@@ -27,6 +28,14 @@ class CaseDispatcher(Protocol):
     ) -> CaseResult:
         """The result of ``case`` (``run`` of ``--runs``), timed from ``started``
         (``time.perf_counter``), the agent's part bounded by ``timeout`` seconds."""
+        ...
+
+
+class ClusterDispatcher(CaseDispatcher, Protocol):
+    """A dispatcher that can also run one matrix column: the same place, its config."""
+
+    def for_config(self, config: EvalConfig) -> CaseDispatcher:
+        """The dispatcher of the column whose config is ``config``."""
         ...
 
 

@@ -30,7 +30,7 @@ from agentcli.eval.results.model import CaseResult, cell_label
 from agentcli.eval.run.attribution import RETRIED, attribute
 from agentcli.eval.run.budget import CostBudget
 from agentcli.eval.run.cassettes import Cassettes
-from agentcli.eval.run.dispatch import CaseDispatcher, LocalDispatcher
+from agentcli.eval.run.dispatch import CaseDispatcher, ClusterDispatcher, LocalDispatcher
 from agentcli.eval.run.dynamic import DynamicExecutor
 from agentcli.eval.run.executor import CaseExecutor, assertion_env, error_result
 from agentcli.eval.run.options import DEFAULT_TIMEOUT
@@ -209,7 +209,7 @@ class EvalRunner:
         on_result: Callable[[CaseResult], None] = lambda result: None,
         stop_when: Callable[[CaseResult], bool] | None = None,
         budget: CostBudget | None = None,
-        dispatcher: CaseDispatcher | None = None,
+        dispatcher: ClusterDispatcher | None = None,
     ) -> None:
         self.config = config
         self.stop_when = stop_when or failed
@@ -229,12 +229,16 @@ class EvalRunner:
                 self._executors[name] = _always(executor)
             else:
                 self._executors[name] = _case_file_executors(column, self.hooks)
-        # Where a column's cases run: here, through its executor, or (``--executor ray``,
-        # outside a matrix) the cluster's dispatcher.
-        self._dispatchers: dict[str | None, CaseDispatcher] = {
-            name: dispatcher if dispatcher is not None else LocalDispatcher(executors)
-            for name, executors in self._executors.items()
-        }
+        # Where a column's cases run: here, through its executor, or (``--executor ray``) on
+        # the cluster, a matrix column with its own settings.
+        self._dispatchers: dict[str | None, CaseDispatcher] = {}
+        for name, executors in self._executors.items():
+            if dispatcher is None:
+                self._dispatchers[name] = LocalDispatcher(executors)
+            elif name is None:
+                self._dispatchers[name] = dispatcher
+            else:
+                self._dispatchers[name] = dispatcher.for_config(self._columns[name])
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None

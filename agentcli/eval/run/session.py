@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from agentcli.eval.compare.sources import LoadedRun
     from agentcli.eval.reports import LoadedReport, RedactingWriter
     from agentcli.eval.run.cluster.driver import RayDispatcher
-    from agentcli.eval.run.dispatch import CaseDispatcher
+    from agentcli.eval.run.dispatch import ClusterDispatcher
 
 __all__ = ["EvalOptions", "run_eval"]
 
@@ -532,11 +532,6 @@ def _dispatcher(
                 f"{', '.join(given)} {verb} with --executor ray", hint="add --executor ray"
             )
         return None
-    if config.connectors:
-        raise ConfigError(
-            "--executor ray does not run a connector matrix (several -c or --matrix) yet",
-            hint="run each connector on the cluster apart (-c NAME), or the matrix locally",
-        )
     from agentcli.eval.run.cluster.driver import connect
 
     dispatcher = connect(config, options, scripts=scripts.value if scripts else None)
@@ -856,7 +851,7 @@ class CaseRun:
         options: EvalOptions,
         view: EvalView,
         *,
-        dispatcher: CaseDispatcher | None = None,
+        dispatcher: ClusterDispatcher | None = None,
     ) -> None:
         self.config, self.plan, self.options, self.view = config, plan, options, view
         self.matrix_pass: MatrixPass = "any" if options.matrix_pass == "any" else "all"

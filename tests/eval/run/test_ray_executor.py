@@ -218,6 +218,29 @@ def test_same_results_file_as_the_local_executor(cluster: RayCluster, tmp_path: 
     assert header["metadata"]["options"]["executor"] == "ray"
 
 
+def test_a_connector_matrix_runs_each_column_on_the_cluster(
+    cluster: RayCluster, tmp_path: Path
+) -> None:
+    """Two columns (the fake model and an alias of it): each cell runs on a worker with its
+    column's connector, and the results are the local matrix's."""
+    project = _project(tmp_path, _cases(12), "python:models.fake:reply")
+    (project / "connectors.yml").write_text("again: python:models.fake:reply\n")
+    matrix = ("-c", "python:models.fake:reply", "-c", "again")
+    local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    ran_local = _eval(project, local, *matrix)
+    ran_ray = _eval(project, remote, "--parallel", "2", *matrix, *_ray(cluster))
+    assert ran_local.returncode == ran_ray.returncode == 1, ran_ray.stderr[-2000:]
+
+    def cells(path: Path) -> list[tuple[Any, ...]]:
+        return [(r["id"], r.get("connector"), r["status"], r.get("output")) for r in _results(path)]
+
+    assert cells(remote) == cells(local)
+    assert {connector for _, connector, *_ in cells(remote)} == {
+        "python:models.fake:reply",
+        "again",
+    }
+
+
 def test_rate_limit_is_shared_across_workers(cluster: RayCluster, tmp_path: Path) -> None:
     """A 429 halves the connector's limit for every worker of the cluster: six cases in six
     worker processes are rate limited at once, and their retries run at most three at a

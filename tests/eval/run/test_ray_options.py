@@ -49,14 +49,6 @@ def test_cassettes_are_refused_on_ray(project: Path):
     assert "--record/--replay cannot be used with --executor ray" in ran.stderr
 
 
-def test_a_connector_matrix_is_refused_on_ray(project: Path):
-    (project / "connectors.yml").write_text("again: echo\n")  # an alias of an offline model
-    ran = _eval(project, "--executor", "ray", "-c", "echo", "-c", "again", "-o", "out.jsonl")
-    assert ran.returncode == 2, ran.stdout + ran.stderr
-    assert "--executor ray does not run a connector matrix" in ran.stderr
-    assert not (project / "out.jsonl").exists()
-
-
 def test_ray_flags_without_the_ray_executor_are_refused(project: Path):
     ran = _eval(project, "--ray-address", "127.0.0.1:6379", "--ray-cpus", "0.5")
     assert ran.returncode == 2

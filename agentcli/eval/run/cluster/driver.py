@@ -94,6 +94,15 @@ class RayDispatcher:
         _print_again(lines)
         return CaseResult.from_dict(data)
 
+    def for_config(self, config: EvalConfig) -> RayDispatcher:
+        """The dispatcher of one matrix column: the same cluster, shipped package and budget,
+        the column's settings (its connector), and a session of its own on each worker."""
+        column = config.connector or ""
+        spec = dataclasses.replace(
+            self.spec, run_id=f"{self.spec.run_id}:{column}", settings=_settings(config)
+        )
+        return RayDispatcher(self.ray, spec, cpus=self.cpus)
+
     def describe(self) -> str:
         """The cluster in a few words: its nodes and CPUs, and how many cases fit at once
         (what ``--parallel`` may use)."""
@@ -144,9 +153,7 @@ def connect(config: EvalConfig, options: EvalOptions, *, scripts: str | None) ->
     _init(ray, address, runtime_env)
     run_id = uuid.uuid4().hex[:12]
     budget = _budget(ray, run_id, config.parallel)
-    settings = {
-        f.name: getattr(config, f.name) for f in fields(config) if f.name not in _DRIVER_ONLY
-    }
+    settings = _settings(config)
     spec = WorkerSpec(
         run_id=run_id,
         package=package,
@@ -161,6 +168,11 @@ def connect(config: EvalConfig, options: EvalOptions, *, scripts: str | None) ->
         lease_s=config.timeout + SCHEDULING_ALLOWANCE,
     )
     return RayDispatcher(ray, spec, cpus=options.ray_cpus)
+
+
+def _settings(config: EvalConfig) -> dict[str, Any]:
+    """The plain fields of ``config`` a worker rebuilds its config from."""
+    return {f.name: getattr(config, f.name) for f in fields(config) if f.name not in _DRIVER_ONLY}
 
 
 def _budget(ray: Any, run_id: str, ceiling: int) -> Any:
