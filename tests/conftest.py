@@ -79,3 +79,11 @@ def openai_server() -> Iterator[OpenAIServer]:
     """A fresh loopback OpenAI-compatible server (no latency); see fixtures/openai_server.py."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture
+def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HTTP(S)/ALL proxy variables: loopback model calls go straight to the server."""
+    for name in ("http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)

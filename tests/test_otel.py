@@ -34,16 +34,13 @@ def receiver(monkeypatch):
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
+def project(tmp_path, monkeypatch, no_proxies):
     shutil.copytree(ROOT / "fixtures/assistants/probe", tmp_path / "assistants/probe")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PROBE_LOG", str(tmp_path / "hooks.log"))
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # a secret the spans must never show
     monkeypatch.delenv("AGENT_ROOT", raising=False)
-    for name in ("http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
     return tmp_path
 
 

@@ -77,10 +77,7 @@ def test_an_offline_eval_imports_no_client(tmp_path):
     assert json.loads((tmp_path / "out.jsonl").read_text().splitlines()[-1])["passed"] == 1
 
 
-def test_an_openai_compatible_eval_imports_aiohttp_only(tmp_path, openai_server, monkeypatch):
-    for name in ("http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+def test_an_openai_compatible_eval_imports_aiohttp_only(tmp_path, openai_server, no_proxies):
     bench_project(tmp_path, "loop")
     (tmp_path / "connectors.yml").write_text(
         f"loop: {{model: openai/echo, api_base: '{openai_server.base_url}', api_key: none}}\n"

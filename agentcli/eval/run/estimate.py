@@ -54,8 +54,14 @@ class RoleEstimate:
     cost: float = 0.0
     unpriced: set[str] = field(default_factory=set)  # connectors without a known price
 
-    def add(self, calls: int, input_tokens: int, output_tokens: int, price: Price | None,
-            connector: str) -> None:  # fmt: skip
+    def add(
+        self,
+        calls: int,
+        input_tokens: int,
+        output_tokens: int,
+        price: Price | None,
+        connector: str,
+    ) -> None:
         """Count ``calls`` calls of these total token counts on ``connector``."""
         self.calls += calls
         self.input_tokens += input_tokens
@@ -162,10 +168,10 @@ def estimate_run(config: EvalConfig, cases: Iterable[Case], connector: str) -> E
             if ref is not None:
                 sim_price, sim_spec, sim_prompt = helper(ref)
                 sim_in = sum(sim_prompt + turn * exchange for turn in range(1, turns + 1))
+                sim_out = runs * turns * ASSUMED_OUTPUT_TOKENS
                 estimate.role("simulator").add(
-                    runs * turns, runs * sim_in, runs * turns * ASSUMED_OUTPUT_TOKENS,
-                    sim_price, sim_spec,
-                )  # fmt: skip
+                    runs * turns, runs * sim_in, sim_out, sim_price, sim_spec
+                )
         for assertion in _judged(case):
             ref = (assertion.use or "").removeprefix("agents:")
             if not ref:

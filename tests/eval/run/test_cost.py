@@ -32,7 +32,7 @@ def server():
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch, server):
+def project(tmp_path, monkeypatch, server, no_proxies):
     """`greeter` and the `judge` validator both answer through the loopback server, at a
     price set in connectors.yml."""
     for name, connector in (("greeter", "loop"), ("judge", "loopjudge")):
@@ -50,9 +50,6 @@ def project(tmp_path, monkeypatch, server):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("AGENT_ROOT", raising=False)
-    for name in ("http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
     return tmp_path
 
 
