@@ -262,4 +262,7 @@ def _error_messages(error: Any) -> list[str]:
         return [f"must be at most {expected}"]
     if kind == "exclusiveMinimum":
         return [f"must be greater than {expected}"]
+    if kind == "pattern" and isinstance(error.schema.get("x-pattern-means"), str):
+        # a regex means nothing to the reader: the schema says in words what it asks for
+        return [f"{json.dumps(instance)} is not {error.schema['x-pattern-means']}"]
     return [str(error.message)]

@@ -196,6 +196,7 @@ class Case:
     user: str | None = None
     team: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)  # for --tag / --exclude-tag selection
     options: CaseOptions = field(default_factory=CaseOptions)
     skip: bool = False
     timeout: float | None = None
@@ -237,6 +238,7 @@ class Case:
             "user": self.user,
             "team": self.team,
             "metadata": self.metadata or None,
+            "tags": list(self.tags) or None,
             "options": _options_dict(self.options),
             "skip": self.skip or None,
             "timeout": self.timeout,

@@ -68,6 +68,7 @@ def parse_case(
         user=obj.get("user"),
         team=obj.get("team"),
         metadata=dict(obj.get("metadata") or {}),
+        tags=_tags(obj.get("tags")),
         options=_case_options(obj.get("options") or {}),
         skip=bool(obj.get("skip", False)),
         before=obj.get("before"),
@@ -202,3 +203,11 @@ def _dependency_cycle(checkpoints: list[Checkpoint]) -> list[str] | None:
         # graphlib lists each node before the ones that wait for it: the other way round.
         return list(reversed(error.args[1]))
     return None
+
+
+def _tags(value: Any) -> list[str]:
+    """A case's ``tags`` (a single tag may be written as a plain string), in order, once each."""
+    if value is None:
+        return []
+    tags = [value] if isinstance(value, str) else list(value)
+    return list(dict.fromkeys(tags))

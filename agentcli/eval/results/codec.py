@@ -13,7 +13,7 @@ This is the one module that knows the format; the JSON Lines and JSON writers, t
   duration_ms[, reasoning][, error]``
 - checkpoint: ``id, reached, reached_at_turn, required, passed, message[, agent_validation]``
 - result: ``id, status, input, output[, expected], duration_ms[, error], assertions
-  [, trace][, metadata][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]
+  [, trace][, metadata][, tags][, run][, turns][, checkpoints][, attempts][, logs][, helper_usage]
   [, otel][, sandbox][, connector][, attribution]`` (``helper_usage``: ``{role: usage}`` of
   the judges and simulator the case called; ``connector``: the matrix column, only in a
   matrix run)
@@ -103,7 +103,7 @@ METADATA_KEYS = ("started_at", "completed_at", "version", "input_file", "options
 STABILITY_KEYS = ("id", "runs", "passed", "pass_rate", "pass_hat_k", "pass_at_k", "ci_low",
                   "ci_high", "stability", "duration")  # fmt: skip
 _RESULT_KEYS = frozenset(("id", "status", "input", "output", "expected", "duration_ms", "error",
-                          "assertions", "trace", "metadata", "run", "turns", "checkpoints",
+                          "assertions", "trace", "metadata", "tags", "run", "turns", "checkpoints",
                           "attempts", "logs", "helper_usage", "otel", "sandbox",
                           "connector", "attribution"))  # fmt: skip
 _TRACE_KEYS = frozenset(
@@ -296,6 +296,8 @@ def result_dict(result: CaseResult) -> JsonObject:
         data["trace"] = trace_dict(result.trace)
     if result.metadata:
         data["metadata"] = result.metadata
+    if result.tags:
+        data["tags"] = result.tags
     if result.run is not None:
         data["run"] = result.run
     if result.turns is not None:
@@ -690,6 +692,7 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
         assertions=[_assertion(a, f"assertions[{i}].", notes) for i, a in enumerate(assertions)],
         trace=read_trace(trace, notes) if trace is not None else None,
         metadata=metadata,
+        tags=_tags(read),
         run=run,
         turns=None if turns is None else [_turn(turn) for turn in turns],
         checkpoints=checkpoints,
@@ -705,6 +708,17 @@ def read_result(data: JsonObject) -> tuple[CaseResult, Notes]:
     if notes or result_dict(result) != data:
         result.source = data
     return result, notes
+
+
+def _tags(read: _Fields) -> list[str]:
+    """A result's ``tags``: a list of text; anything else is noted and ignored."""
+    value = read.data.get("tags")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+        read.note("tags", f"is {_shown(value)} (not a list of text: ignored)")
+        return []
+    return list(value)
 
 
 def read_header(data: JsonObject) -> tuple[RunHeader, Notes]:

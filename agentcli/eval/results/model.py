@@ -150,6 +150,7 @@ class CaseResult:
     assertions: list[AssertionResult] = field(default_factory=list)
     trace: Trace | None = None
     metadata: JsonObject = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)  # the case's tags (left out when none)
     run: int | None = None
     turns: list[Turn] | None = None
     checkpoints: list[CheckpointState] | None = None

@@ -347,6 +347,7 @@ class EvalRunner:
                 traced.fail(result.error or result.status)
         result.logs = logs or None
         result.helper_usage = spent or None
+        result.tags = list(case.tags)
         attribute(result)  # who a failure is on, before anyone is shown it
         self.on_event(RunEvent("test_result", case=case, run=run, result=result, connector=column))
         return result
@@ -452,6 +453,7 @@ class EvalRunner:
                 id=case.id,
                 status="skipped",
                 input=case.input,
+                tags=list(case.tags),
                 error=refusal,
                 run=run,
                 connector=column,
@@ -474,6 +476,7 @@ class EvalRunner:
                 id=case.id,
                 status="skipped",
                 input=case.input,
+                tags=list(case.tags),
                 error="cancelled by --fail-fast",
                 run=run,
                 connector=column,
@@ -547,7 +550,12 @@ class EvalRunner:
         if case.skip:
             self.on_event(RunEvent("test_start", case=case, run=run, connector=column))
             result = CaseResult(
-                id=case.id, status="skipped", input=case.input, run=run, connector=column
+                id=case.id,
+                status="skipped",
+                input=case.input,
+                tags=list(case.tags),
+                run=run,
+                connector=column,
             )
             self.on_event(
                 RunEvent("test_result", case=case, run=run, result=result, connector=column)

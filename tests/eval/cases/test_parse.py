@@ -47,3 +47,43 @@ def test_dependencies_without_a_cycle_parse(tmp_path: Path) -> None:
         ("b", ["a"]),
         ("a", []),
     ]
+
+
+def test_tags_may_be_one_string_or_a_list_and_repeat_only_once(tmp_path: Path) -> None:
+    source = tmp_path / "cases.jsonl"
+    one = parse_case(
+        {"id": "a", "input": "x", "tags": "smoke"},
+        source_file=source,
+        line=1,
+        project_root=tmp_path,
+    )
+    many = parse_case(
+        {"id": "b", "input": "x", "tags": ["slow", "db", "slow"]},
+        source_file=source,
+        line=2,
+        project_root=tmp_path,
+    )
+    assert (one.tags, many.tags) == (["smoke"], ["slow", "db"])
+    assert many.to_dict()["tags"] == ["slow", "db"]
+    assert (
+        "tags"
+        not in parse_case(
+            {"id": "c", "input": "x"}, source_file=source, line=3, project_root=tmp_path
+        ).to_dict()
+    )
+
+
+@pytest.mark.parametrize("tags", [3, ["ok", 4], ["two words"], "a,b"])
+def test_a_tag_that_is_not_one_word_of_text_is_a_problem_with_its_line(
+    tmp_path: Path, tags: Any
+) -> None:
+    with pytest.raises(CaseFileError) as caught:
+        parse_case(
+            {"id": "a", "tags": tags},
+            source_file=tmp_path / "c.jsonl",
+            line=4,
+            project_root=tmp_path,
+        )
+    (problem,) = caught.value.problems
+    assert problem.startswith("c.jsonl:4: ") or ":4: " in problem
+    assert "tags" in problem

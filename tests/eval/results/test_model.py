@@ -297,3 +297,18 @@ def test_attribution_is_written_only_when_set_and_read_back():
     odd, notes = read_result({**data, "attribution": "gremlins"})
     assert odd.attribution is None and odd.source is not None  # written back as it was read
     assert notes and "attribution" in notes[0]
+
+
+def test_tags_are_written_only_when_a_case_has_them_and_read_back():
+    tagged = CaseResult(id="t", status="passed", tags=["smoke", "db"])
+    assert tagged.to_dict()["tags"] == ["smoke", "db"]
+    assert CaseResult.from_dict(tagged.to_dict()) == tagged
+    assert "tags" not in CaseResult(id="u", status="passed").to_dict()
+
+
+def test_tags_that_are_not_a_list_of_text_are_ignored_with_a_note():
+    from agentcli.eval.results.codec import read_result
+
+    result, notes = read_result({"id": "t", "status": "passed", "tags": "smoke"})
+    assert result.tags == []
+    assert any("tags" in note for note in notes)

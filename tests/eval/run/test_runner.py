@@ -306,3 +306,14 @@ async def test_the_runner_gives_an_executor_each_run_and_keeps_hooks_retries_ski
         ("Before", "flaky", "test-user"),
         ("Before", "flaky", "test-user"),
     ]
+
+
+async def test_results_carry_their_cases_tags_whatever_the_status():
+    probe = Probe()
+    await probe.run(
+        {"id": "ran", "input": "hello", "tags": ["smoke"]},
+        {"id": "skipped", "input": "hello", "skip": True, "tags": "slow"},
+        {"id": "plain", "input": "hello"},
+    )
+    tags = {r.id: r.tags for r in probe.results}
+    assert tags == {"ran": ["smoke"], "skipped": ["slow"], "plain": []}
