@@ -86,3 +86,47 @@ def test_escaped_braces_and_brackets_stay_allowed():
     assert pattern_problem(r"x\{e<=1}") is None
     assert pattern_problem(r"[\[:alpha:]]") is None
     assert compile_pattern(r"x\{e<=1}").search("x{e<=1}") is not None
+
+
+@pytest.mark.parametrize("pattern", ORDINARY)
+def test_the_untimed_path_finds_what_the_timed_matcher_finds(pattern):
+    compiled = compile_pattern(pattern)
+    for text in TEXTS:
+        ours, timed = compiled.search(text), compiled.compiled.search(text, timeout=MATCH_TIMEOUT)
+        assert (ours and (ours.span(), ours.groups())) == (
+            timed and (timed.span(), timed.groups())
+        ), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "untimed"),
+    [
+        (r"^item \d+$", True),  # one repeat: a short value needs no timer
+        (r"(?i)error", True),
+        (r"(ab)+c|d{2,5}", True),
+        (r"(a|aa)+$", False),  # a repeated alternation: exponential
+        (r"(a+)+$", False),  # a repeat of a repeat: exponential
+        (r"(?<=\$)\d+", False),  # lookaround: not analysed, always timed
+        (r"(a)\1", False),  # back-reference
+        (r"(?>a+)b", False),  # atomic group
+    ],
+)
+def test_only_patterns_with_a_small_worst_case_skip_the_timer(pattern, untimed):
+    assert compile_pattern(pattern).untimed("item 42") is untimed
+
+
+def test_long_texts_are_always_timed():
+    pattern = compile_pattern(r".*error.*")
+    assert pattern.untimed("x" * 10)
+    assert not pattern.untimed("x" * 10_000)
+
+
+def test_the_worst_case_of_an_untimed_search_is_quick():
+    # \d*\d*\d*x backtracks polynomially on digits without an x: the longest text that still
+    # skips the timer must search in well under the timer's bound (FAST_STEPS, ~10 ms).
+    pattern = compile_pattern(r"\d*\d*\d*x")
+    length = pattern.fast_below - 1
+    assert length > 5 and pattern.untimed("1" * length)
+    started = time.process_time()
+    assert pattern.search("1" * length) is None
+    assert time.process_time() - started < 0.25

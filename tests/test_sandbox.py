@@ -7,7 +7,7 @@ import time
 import pytest
 from jinja2.sandbox import SecurityError
 
-from agentcli.sandbox import environment, render
+from agentcli.sandbox import RENDER_TIMEOUT, environment, render
 
 HOSTILE = [
     "{{ user * 100000000 }}",
@@ -50,3 +50,38 @@ def test_ordinary_templates_render_as_before():
     expected = "HELLO hellohello 007    x 1+2 heLLo 1024 ab 123,456,789 5000"
     assert render(environment().from_string(source), {"user": "hello"}) == expected
     assert environment().compile_expression("user * 3")(user="ab") == "ababab"
+
+
+LOOPING = [
+    "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+    "{% for i in range(99999) %}{% for j in range(99999) %}x{% endfor %}{% endfor %}",
+    # small loops nested deep: no one loop is long, the render is
+    "{% for a in range(60) %}{% for b in range(60) %}{% for c in range(60) %}"
+    "{% for d in range(60) %}{% for e in range(60) %}{% endfor %}{% endfor %}{% endfor %}"
+    "{% endfor %}{% endfor %}",
+    "{% macro f(n) %}{% for i in range(50) %}{{ f(n - 1) if n else '' }}{% endfor %}"
+    "{% endmacro %}{{ f(6) }}",
+]
+
+
+@pytest.mark.parametrize("source", LOOPING)
+def test_loops_that_would_run_for_hours_stop_after_the_render_timeout(source):
+    started = time.monotonic()
+    with pytest.raises(SecurityError, match=r"loops ran for longer than 2s"):
+        render(environment().from_string(source), {"user": "hello"})
+    assert time.monotonic() - started < RENDER_TIMEOUT + 2
+
+
+def test_loops_keep_their_loop_variable_filters_and_else():
+    source = (
+        "{% for i in [3, 1, 2] | sort if i > 1 %}{{ loop.index }}:{{ i }} {% else %}none"
+        "{% endfor %}|{% for x in [] %}{{ x }}{% else %}empty{% endfor %}"
+    )
+    assert render(environment().from_string(source), {}) == "1:2 2:3 |empty"
+
+
+def test_a_join_of_a_generator_joins_its_items_once_checked():
+    # the size check reads a generator's items; the join must get those items, not the
+    # emptied generator (it used to render "" here)
+    source = "{{ '-'.join(range(4) | map('string')) }}|{{ range(3) | map('string') | join(',') }}"
+    assert render(environment().from_string(source), {}) == "0-1-2-3|0,1,2"

@@ -114,12 +114,15 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
                 return False
             found = actual[key]
             kind = type(value)
-            # Plain leaves inline (the common case, and a call each otherwise): a literal
-            # string against a string, a number against a number.
-            plain = (kind is str and type(found) is str and not value.startswith("regex:")) or (
-                kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES
-            )
-            if plain:
+            # Plain leaves inline (the common case, and a call each otherwise): a string or
+            # a pattern against a string, a number against a number.
+            if kind is str and type(found) is str:
+                if value.startswith("regex:"):
+                    if compile_pattern(value[6:]).search(found) is None:
+                        return False
+                elif found != value:
+                    return False
+            elif kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES:
                 if found != value:
                     return False
             elif not match_value(found, value, exact):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -86,18 +86,23 @@ class ExpectedCall:
     has_arguments: bool = False
     result: Any = None
     has_result: bool = False
+    # The first argument expected to be a plain literal (see _literal_key): looked up in an
+    # index of the calls rather than compared with each
+    literal_key: str | None = None
 
     @classmethod
     def of(cls, item: str | dict[str, Any]) -> ExpectedCall:
         """From a case's ``"name"`` or ``{name, arguments?, result?}``."""
         if isinstance(item, str):
             return cls(item)
+        arguments = item.get("arguments")
         return cls(
             item["name"],
-            item.get("arguments"),
+            arguments,
             "arguments" in item,
             item.get("result"),
             "result" in item,
+            _literal_key(arguments),
         )
 
     def difference(self, call: ToolCall, arguments_mode: ArgumentsMode) -> str:
@@ -191,7 +196,9 @@ class _Pairs:
         self.arguments_mode = arguments_mode
         self._differences: dict[tuple[int, int], str] = {}
         self._by_tool: dict[str, list[int]] | None = None
+        self._separated: bool | None = None  # a tool's own name holds "__" (None: not yet known)
         self._named: dict[str, list[int]] = {}
+        self._keyed: dict[str | tuple[str, str], _KeyIndex] = {}
 
     def difference(self, j: int, i: int) -> str:
         """Why call ``i`` does not match expected call ``j`` ("" when it does), remembered."""
@@ -211,11 +218,41 @@ class _Pairs:
             found = self._named[name] = self._calls_named(name)
         return found
 
+    def matchable(self, j: int) -> list[int]:
+        """The calls (ascending) that may match expected call ``j``: those of its tool, and,
+        when one of its expected arguments is a plain literal, only those whose argument
+        could equal it (found through an index, so a shuffled trajectory pairs in linear time
+        rather than comparing each expected call with every call of its tool)."""
+        expected = self.expected[j]
+        key = expected.literal_key
+        if key is None or self.arguments_mode == "ignore":
+            return self.candidates(j)
+        name = expected.name
+        if "__" not in name and not self._tool_separated():
+            # Simple names: one index of every call by (its tool, this argument's value).
+            index = self._keyed.get(key)
+            if index is None:
+                index = self._keyed[key] = _KeyIndex(self.calls, range(len(self.calls)), key)
+            return index.lookup(expected.arguments[key], name)
+        index = self._keyed.get((name, key))
+        if index is None:  # names by the full rules: an index of this name's calls only
+            index = self._keyed[(name, key)] = _KeyIndex(self.calls, self.candidates(j), key, "")
+        return index.lookup(expected.arguments[key], "")
+
+    def _tool_separated(self) -> bool:
+        """Whether a tool's own name holds "__" (then names need the full rules)."""
+        if self._separated is None:
+            self._separated = any("__" in call.tool for call in self.calls)
+        return self._separated
+
     def _calls_named(self, name: str) -> list[int]:
         if self._by_tool is None:
             self._by_tool = {}
             for index, call in enumerate(self.calls):
                 self._by_tool.setdefault(call.tool, []).append(index)
+        if "__" not in name and not self._tool_separated():
+            # Without "__" on either side a name answers only to the tool of that name.
+            return self._by_tool.get(name, [])
         found: list[int] = []
         buckets = 0
         for tool, indexes in self._by_tool.items():
@@ -233,6 +270,67 @@ class _Pairs:
         """The tool expected call ``j`` names, as the calls spell it (for aligning by name)."""
         candidates = self.candidates(j)
         return self.calls[candidates[0]].tool if candidates else self.expected[j].name
+
+
+def _literal_key(arguments: Any) -> str | None:
+    """The first expected argument whose value is a plain literal (text that is not a
+    pattern, or a number), or None."""
+    if type(arguments) is not dict:
+        return None
+    for key, value in arguments.items():
+        kind = type(value)
+        if (kind is str and not value.startswith("regex:")) or kind in (int, float):
+            return str(key)
+    return None
+
+
+class _KeyIndex:
+    """Calls by their tool and the value of one argument, for looking up the calls a
+    literal expected value could match (``match_value``'s rules: text equals text, or the
+    text form of another value in partial mode; a number equals only a number). Built with
+    a ``tool`` of "" it indexes the given calls under that one name, whatever their tool."""
+
+    __slots__ = ("by_number", "by_text", "number_loose", "text_loose")
+
+    def __init__(
+        self, calls: Sequence[ToolCall], indexes: Iterable[int], key: str, tool: str | None = None
+    ) -> None:
+        self.by_text: dict[tuple[str, str], list[int]] = {}
+        self.by_number: dict[tuple[str, float], list[int]] = {}
+        # calls that may match otherwise: JSON-text arguments (both), other types (text)
+        self.text_loose: dict[str, list[int]] = {}
+        self.number_loose: dict[str, list[int]] = {}
+        for i in indexes:
+            call = calls[i]
+            name = call.tool if tool is None else tool
+            arguments = call.arguments
+            if type(arguments) is not dict:
+                self.text_loose.setdefault(name, []).append(i)
+                self.number_loose.setdefault(name, []).append(i)
+                continue
+            if key not in arguments:
+                continue  # a missing argument matches no expected value
+            value = arguments[key]
+            kind = type(value)
+            if kind is str:
+                self.by_text.setdefault((name, value), []).append(i)
+            else:
+                self.text_loose.setdefault(name, []).append(i)
+                if kind is int or kind is float:
+                    self.by_number.setdefault((name, value), []).append(i)
+
+    def lookup(self, value: Any, tool: str) -> list[int]:
+        """The calls (ascending) of ``tool`` whose argument could match the literal ``value``."""
+        if type(value) is str:
+            exact, loose = self.by_text.get((tool, value), _NONE), self.text_loose.get(tool)
+        else:
+            exact, loose = self.by_number.get((tool, value), _NONE), self.number_loose.get(tool)
+        if not loose:
+            return exact
+        return sorted(set(exact).union(loose))
+
+
+_NONE: list[int] = []  # no call (never appended to)
 
 
 # --- matching --------------------------------------------------------------------------------
@@ -270,7 +368,7 @@ def _pairing(pairs: _Pairs, mode: Mode) -> tuple[list[int | None], list[int | No
                 cursor, misses = cursor + 1, 0
                 continue
             misses += 1
-        for i in pairs.candidates(j):
+        for i in pairs.matchable(j):
             if owner[i] is None and not expected.difference(calls[i], arguments_mode):
                 partner[j], owner[i] = i, j
                 cursor = i + 1
@@ -289,7 +387,7 @@ def _augment(pairs: _Pairs, start: int, partner: list[int | None], owner: list[i
     queue = deque([start])
     while queue:
         j = queue.popleft()
-        for i in pairs.candidates(j):
+        for i in pairs.matchable(j):
             if i in reached_from or pairs.difference(j, i):
                 continue
             reached_from[i] = j

@@ -255,28 +255,40 @@ async def test_scope_all_reads_the_conversation_and_turn_the_turn_under_test():
 # --- the matching held to brute force ------------------------------------------------------
 
 TOOLS = ["a", "b"]
-calls_strategy = st.lists(
-    st.builds(lambda tool, x: call(tool, x=x), st.sampled_from(TOOLS), st.integers(0, 2)),
-    max_size=6,
-)
-expected_strategy = st.lists(
-    st.one_of(
-        st.sampled_from(TOOLS),
-        st.builds(
-            lambda tool, x: {"name": tool, "arguments": {"x": x}},
-            st.sampled_from(TOOLS),
-            st.integers(0, 2),
-        ),
-    ),
-    max_size=6,
-)
+# Values that match each other by match_value's rules in some modes and not others (1, 1.0,
+# "1", True, [1]), so the pairing's index of literal arguments is held to the definition too.
+ACTUAL_VALUES = [0, 1, 2, 1.0, "1", "2", True, [1], None]
+EXPECTED_VALUES = [0, 1, 2, 1.0, "1", "regex:^1$", {"$any": True}]
 
 
-def brute_force(expected: list[ExpectedCall], calls: list[ToolCall], mode: str) -> bool:
+def actual_call(tool: str, arguments: Any) -> ToolCall:
+    return ToolCall(server="shop", tool=tool, arguments=arguments)
+
+
+CALL_POOL = [
+    *(actual_call(tool, {"x": x}) for tool in TOOLS for x in ACTUAL_VALUES),
+    actual_call("a", json.dumps({"x": 1})),
+    actual_call("a", json.dumps({"x": "1"})),
+    actual_call("x__a", {"x": 1}),
+    actual_call("a", {}),
+]
+EXPECTED_POOL = [
+    *TOOLS,
+    *({"name": name, "arguments": {"x": x}} for name in TOOLS for x in EXPECTED_VALUES),
+    {"name": "shop__a", "arguments": {"x": 1}},
+    {"name": "x__a", "arguments": {"x": 1}},
+]
+calls_strategy = st.lists(st.sampled_from(CALL_POOL), max_size=6)
+expected_strategy = st.lists(st.sampled_from(EXPECTED_POOL), max_size=6)
+
+
+def brute_force(
+    expected: list[ExpectedCall], calls: list[ToolCall], mode: str, arguments_mode: str
+) -> bool:
     """The definition of each mode, by trying every assignment."""
 
     def fits(e: ExpectedCall, c: ToolCall) -> bool:
-        return not e.difference(c, "partial")
+        return not e.difference(c, arguments_mode)  # type: ignore[arg-type]
 
     if mode == "exact":
         return len(expected) == len(calls) and all(map(fits, expected, calls))
@@ -296,18 +308,38 @@ def brute_force(expected: list[ExpectedCall], calls: list[ToolCall], mode: str) 
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
     calls_strategy,
     expected_strategy,
     st.sampled_from(["exact", "in_order", "any_order", "subset", "superset"]),
+    st.sampled_from(["partial", "exact"]),
 )
-def test_every_mode_agrees_with_its_definition(calls, value, mode):
+def test_every_mode_agrees_with_its_definition(calls, value, mode, arguments_mode):
     expected = [ExpectedCall.of(item) for item in value]
-    outcome = match_trajectory(expected, calls, mode)
-    assert outcome.passed is brute_force(expected, calls, mode), outcome.message
+    outcome = match_trajectory(expected, calls, mode, arguments_mode)
+    assert outcome.passed is brute_force(expected, calls, mode, arguments_mode), outcome.message
     if not outcome.passed:
         assert sum(line.startswith("  >") for line in outcome.message.splitlines()) == 1
+
+
+async def test_a_shuffled_trajectory_pairs_through_loosely_typed_arguments():
+    # Text expected against a number, and arguments sent as JSON text, still pair when the
+    # expected calls come in another order than the calls (the index must not drop them).
+    calls = [
+        actual_call("get", {"id": 5}),
+        actual_call("get", '{"id": 6}'),
+        actual_call("get", {"id": "7"}),
+        actual_call("x__get", {"id": 8}),
+    ]
+    value = [
+        {"name": "x__get", "arguments": {"id": 8}},
+        {"name": "get", "arguments": {"id": "7"}},
+        {"name": "get", "arguments": {"id": 6}},
+        {"name": "get", "arguments": {"id": "5"}},
+    ]
+    assert (await trajectory(value, calls, mode="any_order")).passed
+    assert not (await trajectory(value, calls, mode="any_order", arguments_mode="exact")).passed
 
 
 # --- the bundled example --------------------------------------------------------------------
