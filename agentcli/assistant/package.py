@@ -542,7 +542,21 @@ def resolve_assistant(
         known = {}
     if package_file(cwd / ref) is not None:
         return load_package(cwd / ref, root=assistants_root)
+    shipped = _builtin_package(ref)
+    if shipped is not None:
+        return shipped
     raise _unknown(ref, assistants_root, sorted(known))
+
+
+def _builtin_package(ref: str) -> AssistantPackage | None:
+    """A helper shipped with agentcli (``builtin.simulator``), found from any project once
+    the project has no package of that id."""
+    from agentcli.builtin import PACKAGES_ROOT, builtin_dir
+
+    folder = builtin_dir(ref)
+    if folder is None or package_file(folder) is None:
+        return None
+    return load_package(folder, root=PACKAGES_ROOT)
 
 
 def _unknown(ref: str, root: Path | None, known: list[str]) -> UnknownAssistantError:
