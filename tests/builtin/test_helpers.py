@@ -132,3 +132,21 @@ def test_generator_writes_count_cases_from_the_tools():
         "very-long",
         "injection",
     ]
+
+
+def test_eval_falls_back_to_the_shipped_judge_and_simulator():
+    from agentcli.eval.cases.model import Assertion
+    from agentcli.eval.cases.parse import parse_case
+    from agentcli.eval.run.dynamic import simulator_id
+
+    assert Assertion.from_obj({"type": "agent", "value": "polite"}).use == (
+        "agents:builtin.validator"
+    )
+    assert Assertion.from_obj({"type": "agent", "use": "agents:mine", "value": "x"}).use == (
+        "agents:mine"
+    )
+    assert Assertion.from_obj({"type": "contains", "value": "x"}).use is None
+    dynamic = {"id": "d", "input": "hi", "checkpoints": [{"id": "c", "assert": "is_json"}]}
+    case = parse_case(dynamic, source_file="cases.jsonl", line=1, project_root=Path.cwd())
+    assert simulator_id(case, None) == "builtin.simulator"
+    assert simulator_id(case, "agents:tests.simulator-agent") == "tests.simulator-agent"
