@@ -224,8 +224,9 @@ class _Problems:
         return self.explain(error)
 
     def every(self, data: dict[str, Any]) -> list[tuple[str, PackageError]]:
-        """Each field that breaks the schema, in file order, with its top-level key (``""``
-        for a problem of the whole object, such as a missing ``name``)."""
+        """Each field that breaks the schema (nested ones too: ``options.max_tokens``), in
+        file order, with its top-level key (``""`` for a problem of the whole object, such
+        as a missing ``name``)."""
         order = {key: index for index, key in enumerate(data)}
         errors = sorted(
             PACKAGE_SCHEMA.errors(data),
@@ -234,11 +235,13 @@ class _Problems:
                 len(e.absolute_path),
             ),
         )
-        found: dict[str, PackageError] = {}
+        found: dict[str, tuple[str, PackageError]] = {}
         for error in errors:
-            key = str(error.absolute_path[0]) if error.absolute_path else ""
-            found.setdefault(key, self.explain(error))  # one problem per field is enough
-        return list(found.items())
+            top = str(error.absolute_path[0]) if error.absolute_path else ""
+            field_name = ".".join(str(part) for part in error.absolute_path)
+            # one problem per field is enough (a field may break several keywords)
+            found.setdefault(field_name, (top, self.explain(error)))
+        return list(found.values())
 
     def explain(self, error: Any) -> PackageError:
         """The PackageError for one jsonschema error."""

@@ -227,3 +227,20 @@ def test_check_warns_on_an_unknown_option_of_a_package_that_is_otherwise_fine(
         f"    warning: {root / 'ok' / 'package.yao'}:2: unknown option 'options.max_tokns' "
         "(did you mean 'max_tokens'?); it is passed to the provider as is"
     )
+
+
+def test_check_reports_each_broken_nested_field(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {
+            "p/package.yao": '{"name": "P", "connector": "echo",\n'
+            ' "options": {"temperature": "hot",\n "max_tokens": "lots"}}',
+        },
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    file = root / "p" / "package.yao"
+    assert result.stdout.splitlines()[1:3] == [
+        f"    error: {file}:2: field 'options.temperature' must be a number, got a string",
+        f"    error: {file}:3: field 'options.max_tokens' must be an integer, got a string",
+    ]
