@@ -597,6 +597,13 @@ def _builtin_package(ref: str) -> AssistantPackage | None:
 
 def _unknown(ref: str, root: Path | None, known: list[str]) -> UnknownAssistantError:
     """The error for an id that matches no package, with suggestions."""
+    if ref.startswith("builtin."):
+        from agentcli.builtin import BUILTIN_NAMES
+
+        shipped = ", ".join(f"builtin.{name}" for name in BUILTIN_NAMES)
+        return UnknownAssistantError(
+            f"unknown assistant '{ref}'", hint=f"the helpers shipped with agentcli: {shipped}"
+        )
     if root is None:
         return UnknownAssistantError(
             f"unknown assistant '{ref}': no assistants root found",

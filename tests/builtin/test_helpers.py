@@ -55,8 +55,11 @@ def test_a_projects_own_package_of_that_id_wins(elsewhere: Path):
 
 def test_an_unknown_builtin_is_an_unknown_assistant(elsewhere: Path):
     assert builtin_dir("builtin.nope") is None
-    with pytest.raises(UnknownAssistantError, match=r"unknown assistant 'builtin\.nope'"):
+    with pytest.raises(UnknownAssistantError, match=r"unknown assistant 'builtin\.nope'") as raised:
         resolve_assistant("builtin.nope", cwd=elsewhere)
+    assert raised.value.hint == (
+        "the helpers shipped with agentcli: builtin.generator, builtin.simulator, builtin.validator"
+    )
 
 
 def test_validator_checks_quoted_phrases_and_words_of_the_criteria():
