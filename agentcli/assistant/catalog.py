@@ -141,18 +141,26 @@ async def check_package(
 ) -> PackageReport:
     """Inspect everything of a package that can be checked without a model call; one broken
     part does not hide the problems of the others."""
+    from agentcli.assistant.option_names import option_warnings
+    from agentcli.errors import PackageError
+
     env = os.environ if env is None else env
     report = PackageReport(id=assistant_id(path, root), path=path)
+    broken: list[PackageError] = []
     try:
-        package = load_package(path, root=root, env=env)
+        # Every broken field is reported and the package loaded without them, so the
+        # checks of its other files still run.
+        package = load_package(path, root=root, env=env, problems_out=broken)
     except AgentCliError as error:
         report.errors.append(str(error))
         return report
+    report.errors += [str(error) for error in broken]
     report.id, report.connector = package.id, package.connector or ""
     report.warnings += [
         f"unknown field '{name}' (kept, not used)" for name in package.unknown_fields
     ]
     report.warnings += package.warnings
+    report.warnings += option_warnings(package)
     for check in (_locales, _prompts, _hooks):
         _collect(report, check, package)
     _collect(report, _connector, package, cwd, env)
@@ -173,8 +181,12 @@ def _collect(report: PackageReport, check: Any, *args: Any) -> None:
 
 
 def _locales(report: PackageReport, package: AssistantPackage) -> None:
-    from agentcli.assistant.locales import load_locales, localize_package
+    from agentcli.assistant.locales import load_locales, locale_file_problems, localize_package
 
+    unreadable = locale_file_problems(package)
+    if unreadable:  # each file's problem; the templates are checked once they all read
+        report.errors += [str(error) for error in unreadable]
+        return
     locales = load_locales(package)
     for code in sorted(locales.messages) or ["en-us"]:
         localize_package(package, code, locales=locales)
@@ -183,8 +195,18 @@ def _locales(report: PackageReport, package: AssistantPackage) -> None:
 
 
 def _prompts(report: PackageReport, package: AssistantPackage) -> None:
-    from agentcli.assistant.prompts import global_prompts, load_presets, load_prompts
+    from agentcli.assistant.prompts import (
+        global_prompts,
+        load_presets,
+        load_prompts,
+        prompt_file_problems,
+        prompt_files,
+    )
 
+    broken = [str(error) for file in prompt_files(package) for error in prompt_file_problems(file)]
+    if broken:  # every item of every prompts file; the rest is checked once they load
+        report.errors += broken
+        return
     load_prompts(package)
     presets = load_presets(package)
     global_prompts(package)
@@ -206,11 +228,18 @@ def _connector(
     report: PackageReport, package: AssistantPackage, cwd: Path, env: Mapping[str, str]
 ) -> None:
     from agentcli.models.connectors import resolve_connector
+    from agentcli.models.scripted import ScriptedModel
 
     spec = package.connector or env.get("AGENT_CONNECTOR")
     if not spec:
         report.warnings.append("no connector: pass -c or set AGENT_CONNECTOR to run it")
         return
+    rules = package.path / "scripted.yml"
+    if spec == "scripted" and rules.is_file():
+        broken = ScriptedModel.file_problems(rules)  # every rule, not just the first
+        if broken:
+            report.errors += [str(error) for error in broken]
+            return
     try:
         resolve_connector(
             spec, package_dir=package.path, cwd=cwd, assistants_root=package.root, env=env
@@ -225,6 +254,12 @@ def _connector(
 
 async def _tools(report: PackageReport, package: AssistantPackage, env: Mapping[str, str]) -> None:
     from agentcli.assistant.data import DATABASE_URL_VARIABLE
+    from agentcli.assistant.mcps import server_file_problems
+
+    unloadable = server_file_problems(package.path, env=env)
+    if unloadable:  # each server file's problem; its tools are checked once they all load
+        report.errors += [str(error) for error in unloadable]
+        return
 
     # Process tools resolve every Process name, a data model's method too: the package's
     # models are registered in a throw-away database for it, never the user's.

@@ -172,21 +172,45 @@ class Locales:
             ) from None
 
 
+def locale_files(package: AssistantPackage) -> list[Path]:
+    """The package's ``locales/*.yml`` (and ``.yaml``) files, sorted."""
+    folder = package.path / "locales"
+    if not folder.is_dir():
+        return []
+    return [
+        file
+        for file in sorted(folder.iterdir())
+        if file.suffix in (".yml", ".yaml") and not file.name.startswith(".")
+    ]
+
+
+def _read_locale(file: Path) -> dict[str, Any]:
+    """One locale file's mapping (``{}`` when empty)."""
+    data = read_yaml(file)
+    if data is not None and not isinstance(data, dict):
+        raise PackageError(
+            "a locale file must be a YAML mapping of keys to texts", path=str(file), line=1
+        )
+    return data or {}
+
+
+def locale_file_problems(package: AssistantPackage) -> list[PackageError]:
+    """The problem of each locale file that cannot be read (``agent list --check``)."""
+    found = []
+    for file in locale_files(package):
+        try:
+            _read_locale(file)
+        except PackageError as error:
+            found.append(error)
+    return found
+
+
 def load_locales(package: AssistantPackage) -> Locales:
     """The package's ``locales/*.yml`` files, flattened and keyed by normalised code."""
-    folder = package.path / "locales"
     messages: dict[str, dict[str, str]] = {}
-    if folder.is_dir():
-        for file in sorted(folder.iterdir()):
-            if file.suffix not in (".yml", ".yaml") or file.name.startswith("."):
-                continue
-            data = read_yaml(file)
-            if data is not None and not isinstance(data, dict):
-                raise PackageError(
-                    "a locale file must be a YAML mapping of keys to texts", path=str(file), line=1
-                )
-            code = normalize_locale(file.stem)
-            messages.setdefault(code, {}).update(flatten(data or {}))
+    for file in locale_files(package):
+        code = normalize_locale(file.stem)
+        messages.setdefault(code, {}).update(flatten(_read_locale(file)))
     for code in sorted(messages):
         language = code.split("-", 1)[0]
         messages.setdefault(language, messages[code])

@@ -111,6 +111,28 @@ def load_tool_servers(
     return [specs[key] for key in sorted(specs)]
 
 
+def server_file_problems(
+    package_dir: Path, *, env: Mapping[str, str] = os.environ
+) -> list[PackageError]:
+    """The problem of each of the package's tool server files that does not load, every
+    file checked (``agent list --check``; ``load_tool_servers`` stops at the first)."""
+    root = Path(package_dir) / "mcps"
+    if not root.is_dir():
+        return []
+    found = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        suffix = next((s for s in SUFFIXES if path.name.endswith(s)), None)
+        if suffix is None or relative.parts[0] == "mapping" or not path.is_file():
+            continue
+        server_id = relative.as_posix()[: -len(suffix)].replace("/", ".")
+        try:
+            _load_spec(server_id, path, Path(package_dir), env)
+        except PackageError as error:
+            found.append(error)
+    return found
+
+
 def _servers_in(
     folder: Path, env: Mapping[str, str], *, src_dir: Path
 ) -> dict[str, ToolServerSpec]:

@@ -223,6 +223,26 @@ class _Problems:
         )
         return self.explain(error)
 
+    def every(self, data: dict[str, Any]) -> list[tuple[str, PackageError]]:
+        """Each field that breaks the schema (nested ones too: ``options.max_tokens``), in
+        file order, with its top-level key (``""`` for a problem of the whole object, such
+        as a missing ``name``)."""
+        order = {key: index for index, key in enumerate(data)}
+        errors = sorted(
+            PACKAGE_SCHEMA.errors(data),
+            key=lambda e: (
+                order.get(e.absolute_path[0], -1) if e.absolute_path else -1,
+                len(e.absolute_path),
+            ),
+        )
+        found: dict[str, tuple[str, PackageError]] = {}
+        for error in errors:
+            top = str(error.absolute_path[0]) if error.absolute_path else ""
+            field_name = ".".join(str(part) for part in error.absolute_path)
+            # one problem per field is enough (a field may break several keywords)
+            found.setdefault(field_name, (top, self.explain(error)))
+        return list(found.values())
+
     def explain(self, error: Any) -> PackageError:
         """The PackageError for one jsonschema error."""
         name = ".".join(str(part) for part in error.absolute_path)
@@ -346,9 +366,17 @@ def package_file(folder: Path) -> Path | None:
 
 
 def load_package(
-    path: Path, *, root: Path | None = None, env: Mapping[str, str] | None = None
+    path: Path,
+    *,
+    root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    problems_out: list[PackageError] | None = None,
 ) -> AssistantPackage:
-    """Load and validate the package in folder ``path`` (its id is computed against ``root``)."""
+    """Load and validate the package in folder ``path`` (its id is computed against ``root``).
+
+    With ``problems_out`` (``agent list --check``) every field that breaks the schema is
+    appended to it instead of raising the first, and the package is loaded without those
+    fields, so the checks of its other files can still run."""
     path = Path(path).absolute()
     if path.is_file() and path.name in PACKAGE_FILES:
         path = path.parent
@@ -372,9 +400,17 @@ def load_package(
 
     problems = _Problems(file, text)
     # null means "not set": a null name is a missing one
-    error = problems.first({key: value for key, value in data.items() if value is not None})
-    if error is not None:
-        raise error
+    present = {key: value for key, value in data.items() if value is not None}
+    if problems_out is None:
+        error = problems.first(present)
+        if error is not None:
+            raise error
+    else:
+        broken = problems.every(present)
+        problems_out.extend(error for _key, error in broken)
+        data = {key: value for key, value in present.items() if key not in dict(broken)}
+        if not isinstance(data.get("name"), str) or not data["name"].strip():
+            data["name"] = path.name  # a stand-in, so the other files can be checked
     values = _values(data)
     if "sandbox" in values:
         values["sandbox"] = _sandbox(values["sandbox"], file, problems)
@@ -542,11 +578,32 @@ def resolve_assistant(
         known = {}
     if package_file(cwd / ref) is not None:
         return load_package(cwd / ref, root=assistants_root)
+    shipped = _builtin_package(ref)
+    if shipped is not None:
+        return shipped
     raise _unknown(ref, assistants_root, sorted(known))
+
+
+def _builtin_package(ref: str) -> AssistantPackage | None:
+    """A helper shipped with agentcli (``builtin.simulator``), found from any project once
+    the project has no package of that id."""
+    from agentcli.builtin import PACKAGES_ROOT, builtin_dir
+
+    folder = builtin_dir(ref)
+    if folder is None or package_file(folder) is None:
+        return None
+    return load_package(folder, root=PACKAGES_ROOT)
 
 
 def _unknown(ref: str, root: Path | None, known: list[str]) -> UnknownAssistantError:
     """The error for an id that matches no package, with suggestions."""
+    if ref.startswith("builtin."):
+        from agentcli.builtin import BUILTIN_NAMES
+
+        shipped = ", ".join(f"builtin.{name}" for name in BUILTIN_NAMES)
+        return UnknownAssistantError(
+            f"unknown assistant '{ref}'", hint=f"the helpers shipped with agentcli: {shipped}"
+        )
     if root is None:
         return UnknownAssistantError(
             f"unknown assistant '{ref}': no assistants root found",

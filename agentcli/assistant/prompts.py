@@ -95,29 +95,60 @@ def _messages(data: Any, file: Path) -> list[dict[str, str]]:
             line=1,
             hint="- role: system\n    content: You are a helpful assistant.",
         )
-    messages = []
+    return [_message(item, index, file) for index, item in enumerate(data)]
+
+
+def prompt_file_problems(file: Path) -> list[PackageError]:
+    """Every problem of one prompts file, each item checked (``agent list --check``)."""
+    try:
+        data = read_yaml(file)
+        if not isinstance(data, list):
+            _messages(data, file)
+            return []
+    except PackageError as error:
+        return [error]
+    found = []
     for index, item in enumerate(data):
-        if not isinstance(item, dict):
-            raise _item_error(file, index, "must be a mapping with role and content")
-        for key in item:
-            if key not in _PROMPT_KEYS:
-                message = f"unknown key '{key}' (allowed: role, content, name)"
-                raise _item_error(file, index, message, str(key))
-        role = item.get("role")
-        if role not in ROLES:
-            message = f"role must be one of {', '.join(ROLES)}, got {role!r}"
-            raise _item_error(file, index, message, "role")
-        content = item.get("content")
-        if not isinstance(content, str):
-            key = "content" if "content" in item else None
-            raise _item_error(file, index, "content must be a string", key)
-        entry = {"role": role, "content": content}
-        if item.get("name") is not None:
-            if not isinstance(item["name"], str):
-                raise _item_error(file, index, "name must be a string", "name")
-            entry["name"] = item["name"]
-        messages.append(entry)
-    return messages
+        try:
+            _message(item, index, file)
+        except PackageError as error:
+            found.append(error)
+    if not found:
+        try:
+            _load_file(file, file.parent / "assets")  # its @assets references
+        except PackageError as error:
+            found.append(error)
+    return found
+
+
+def prompt_files(package: AssistantPackage) -> list[Path]:
+    """The package's prompts.yml and preset files (those that exist)."""
+    default = _yaml_file(package.path / "prompts")
+    return ([default] if default is not None else []) + sorted(_preset_files(package).values())
+
+
+def _message(item: Any, index: int, file: Path) -> dict[str, str]:
+    """One validated prompt item as a fresh message dict."""
+    if not isinstance(item, dict):
+        raise _item_error(file, index, "must be a mapping with role and content")
+    for key in item:
+        if key not in _PROMPT_KEYS:
+            message = f"unknown key '{key}' (allowed: role, content, name)"
+            raise _item_error(file, index, message, str(key))
+    role = item.get("role")
+    if role not in ROLES:
+        message = f"role must be one of {', '.join(ROLES)}, got {role!r}"
+        raise _item_error(file, index, message, "role")
+    content = item.get("content")
+    if not isinstance(content, str):
+        key = "content" if "content" in item else None
+        raise _item_error(file, index, "content must be a string", key)
+    entry = {"role": role, "content": content}
+    if item.get("name") is not None:
+        if not isinstance(item["name"], str):
+            raise _item_error(file, index, "name must be a string", "name")
+        entry["name"] = item["name"]
+    return entry
 
 
 # ---------------------------------------------------------------------------- @assets

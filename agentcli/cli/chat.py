@@ -10,7 +10,8 @@ tests) lines are read from the input stream. Either way the loop is the same:
 - the first Ctrl-C while a turn runs aborts that turn only (a second one quits);
 - ``!multi`` starts a message of several lines, ``!end`` sends it;
 - ``/reset`` forgets the conversation, ``/save FILE`` appends it to FILE as one eval case
-  (see ``save_case``), ``/help`` lists the commands.
+  asserting the tool calls and the answer it got (see ``save_case``), ``/help`` lists the
+  commands.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ __all__ = ["HELP", "run_chat", "save_case"]
 HELP = (
     "Type exit or quit (or press Ctrl-D) to leave, Ctrl-C to stop an answer.\n"
     "!multi starts a message of several lines, !end sends it.\n"
-    "/reset forgets the conversation, /save FILE appends it to FILE as an eval case."
+    "/reset forgets the conversation, /save FILE appends it to FILE as an eval case\n"
+    "that asserts the tool calls and the answer of the last turn."
 )
 _HINT = "Type /help for commands; exit, quit or Ctrl-D to leave; Ctrl-C stops an answer."
 
@@ -115,12 +117,43 @@ def _case_messages(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
+def _observed_calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool calls made after the last user message, as trajectory entries: the bare
+    tool name (``orders__order_status`` -> ``order_status``) and the arguments sent."""
+    last_user = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=-1)
+    calls = []
+    for message in history[last_user + 1 :]:
+        for call in message.get("tool_calls") or [] if message.get("role") == "assistant" else []:
+            function = call.get("function") or {}
+            entry: dict[str, Any] = {"name": str(function.get("name", "")).split("__", 1)[-1]}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except ValueError:
+                arguments = None
+            if isinstance(arguments, dict) and arguments:
+                entry["arguments"] = arguments
+            calls.append(entry)
+    return calls
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    """A stable part of an answer to assert it contains: its first line, cut at a word
+    boundary before ``limit`` characters (the tail of a long answer varies most)."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    cut = line[:limit].rsplit(" ", 1)[0]
+    return cut or line[:limit]
+
+
 def save_case(history: list[dict[str, Any]], path: Path, *, case_id: str, about: str) -> str:
     """Append the conversation to ``path`` as one eval case line and return its id.
 
     The case's ``input`` is the conversation up to and including the last user message (a
     plain string when that is the only message), so running it asks that question again
-    with the same context; the answer it got is kept in ``description``. The id is
+    with the same context. What was observed after it becomes the case's assertions: a
+    ``trajectory`` of the tool calls made (``[]`` when none was) and a ``contains`` of the
+    answer's first line, so the saved case fails when the behaviour changes. The id is
     ``case_id``, with ``-2``, ``-3``... when the file already has it.
     """
     messages = _case_messages(history)
@@ -132,16 +165,16 @@ def save_case(history: list[dict[str, Any]], path: Path, *, case_id: str, about:
     if len(asked) == 1 and isinstance(asked[0]["content"], str):
         case_input = asked[0]["content"]
     answers = [m["content"] for m in messages[last_user + 1 :] if isinstance(m["content"], str)]
-    answer = " ".join(answers)
-    if len(answer) > 200:
-        answer = answer[:199] + "…"
+    checks: list[dict[str, Any]] = [{"type": "trajectory", "value": _observed_calls(history)}]
+    excerpt = _excerpt(answers[-1]) if answers else ""
+    if excerpt:
+        checks.append({"type": "contains", "value": excerpt})
     taken = _case_ids(path)
     unique, number = case_id, 1
     while unique in taken:
         number += 1
         unique = f"{case_id}-{number}"
-    description = about + (f"; it answered: {answer}" if answer else "")
-    case = {"id": unique, "description": description, "input": case_input}
+    case = {"id": unique, "description": about, "input": case_input, "assert": checks}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as file:
@@ -285,6 +318,22 @@ class Chat:
         return reply.status
 
 
+_RECAP_TURNS = 3
+_RECAP_WIDTH = 300  # characters of one message shown; the log keeps all of it
+
+
+def _recap(chat: Chat, session: Session) -> None:
+    """The last turns of a resumed session, as they were shown, so the user sees where the
+    conversation stands."""
+    said, earlier = session.log.last_turns(_RECAP_TURNS)
+    if earlier:
+        chat.say(f"(… {earlier} earlier turn{'' if earlier == 1 else 's'})")
+    for role, text in said:
+        if len(text) > _RECAP_WIDTH:
+            text = text[: _RECAP_WIDTH - 1] + "…"
+        chat.say(f"> {text}" if role == "user" else text)
+
+
 def _reader(stdin: TextIO, stdout: TextIO, *, lines: bool) -> LineReader:
     if not lines and stdin.isatty() and stdout.isatty():
         from agentcli.assistant.memory import default_memory_path
@@ -328,6 +377,8 @@ def run_chat(
             count = session.log.message_count()
             state = f"resumed, {count} messages" if session.resumed else "new"
             chat.say(f"Session {session.name} ({state}): {session.log.path}")
+            if session.resumed:
+                _recap(chat, session)
             return await chat.run()
         finally:
             session.log.close()

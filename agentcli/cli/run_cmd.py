@@ -23,7 +23,8 @@ With a message (or piped input) one turn runs: the answer goes to stdout, tool a
 and messages from hooks to stderr. Without one, on a terminal, an interactive chat starts
 (exit, quit or Ctrl-D leave; Ctrl-C stops an answer; !multi ... !end; /reset; /save FILE;
 /help). Chats are logged under $AGENTCLI_HOME/sessions and resumed with --session NAME or
---continue. Exit codes: 0 answered, 1 the turn failed or was aborted, 2 bad input.
+--continue, which keep the connector the session was started with (-c) and show its
+last turns. Exit codes: 0 answered, 1 the turn failed or was aborted, 2 bad input.
 
 \b
 Examples:
@@ -101,9 +102,13 @@ def run(
         message = _stdin_message()
     named = None
     if interactive or session is not None or resume:
-        named = open_session(assistant.id if assistant else None, name=session, latest=resume)
+        named = open_session(
+            assistant.id if assistant else None, name=session, latest=resume, connector=connector
+        )
         if assistant is None:
             assistant = registry.get(named.assistant_id)
+        # A resumed session talks to the model it was started with, not the package's.
+        options.connector = options.connector or named.connector
     # Named, or (--continue without one, the only way here without it) the session's own.
     assert assistant is not None
     from agentcli.assistant.hooks import unported_hooks

@@ -1,9 +1,11 @@
 """Chat sessions of ``agent run``: JSONL logs under ``$AGENTCLI_HOME/sessions/<name>.jsonl``.
 
 A log holds the runtime's entries (messages, turn events) after a header entry
-``{"type": "event", "data": {"type": "session", "assistant": ..., "created": ...}}``. ``/reset`` appends a
+``{"type": "event", "data": {"type": "session", "assistant": ..., "created": ...}}``
+(with ``"connector"`` when ``-c`` chose one). ``/reset`` appends a
 ``{"type": "event", "data": {"type": "reset"}}`` marker instead of deleting anything, and a
-resumed session starts after the last marker, so a log is never rewritten.
+resumed session starts after the last marker, so a log is never rewritten; a resumed
+session given another ``-c`` appends ``{"type": "connector", "connector": ...}`` the same way.
 """
 
 from __future__ import annotations
@@ -70,6 +72,41 @@ class SessionLog:
         """How many messages a resumed conversation starts with."""
         return sum(1 for entry in self.read() if entry.type == "message")
 
+    def connector(self) -> str | None:
+        """The connector ``-c`` last chose for this session (None: the package's own)."""
+        chosen = None
+        for entry in self._file.read():
+            if _is_event(entry, "session") or _is_event(entry, "connector"):
+                chosen = entry.data.get("connector") or chosen
+        return str(chosen) if chosen else None
+
+    def last_turns(self, count: int) -> tuple[list[tuple[str, str]], int]:
+        """The ``(role, text)`` of the user messages and text answers of the last ``count``
+        turns since the last reset, and how many earlier turns are left out."""
+        said: list[tuple[str, str]] = []
+        for entry in self.read():
+            data = entry.data if entry.type == "message" and isinstance(entry.data, dict) else {}
+            text = _text(data.get("content"))
+            if data.get("role") in ("user", "assistant") and text.strip():
+                said.append((str(data["role"]), text))
+        starts = [i for i, (role, _) in enumerate(said) if role == "user"]
+        if len(starts) <= count:
+            return said, 0
+        return said[starts[-count] :], len(starts) - count
+
+
+def _text(content: Any) -> str:
+    """The text of a message's content (a string, or text parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
 
 def _is_event(entry: Entry, kind: str) -> bool:
     return entry.type == "event" and isinstance(entry.data, dict) and entry.data.get("type") == kind
@@ -83,6 +120,7 @@ class Session:
     log: SessionLog
     assistant_id: str
     resumed: bool
+    connector: str | None = None  # what -c chose for it; None: the package's connector
 
 
 def _latest(folder: Path, assistant_id: str | None) -> Path | None:
@@ -94,10 +132,16 @@ def _latest(folder: Path, assistant_id: str | None) -> Path | None:
 
 
 def open_session(
-    assistant_id: str | None, *, name: str | None = None, latest: bool = False
+    assistant_id: str | None,
+    *,
+    name: str | None = None,
+    latest: bool = False,
+    connector: str | None = None,
 ) -> Session:
     """Open session ``name`` (resumed when its log exists), the most recent one (``latest``,
-    of ``assistant_id`` when given), or a new one named ``<assistant>-<time>``."""
+    of ``assistant_id`` when given), or a new one named ``<assistant>-<time>``. A resumed
+    session keeps the connector it was started with unless ``connector`` (``-c``) is given,
+    which it then keeps from here on."""
     folder = sessions_dir()
     if name is not None and latest:
         raise ConfigError("--session and --continue cannot be used together")
@@ -132,11 +176,17 @@ def open_session(
             raise ConfigError(f"session {name!r} does not say which assistant it talks to")
         created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         header = {"type": "session", "assistant": assistant_id, "created": created}
+        if connector:
+            header["connector"] = connector
         log.append(Entry(type="event", data=header))
-        return Session(name, log, assistant_id, resumed=False)
+        return Session(name, log, assistant_id, resumed=False, connector=connector)
     if assistant_id is not None and owner != assistant_id:
         raise ConfigError(
             f"session {name!r} belongs to assistant {owner!r}, not {assistant_id!r}",
             hint=f"agent run {owner} --session {name}, or pick another session name",
         )
-    return Session(name, log, str(owner), resumed=True)
+    kept = log.connector()
+    if connector and connector != kept:
+        log.append(Entry(type="event", data={"type": "connector", "connector": connector}))
+        kept = connector
+    return Session(name, log, str(owner), resumed=True, connector=kept)

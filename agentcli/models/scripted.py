@@ -284,6 +284,33 @@ class ScriptedModel:
             lines=lines,
         )
 
+    @classmethod
+    def file_problems(cls, path: Path | str) -> list[PackageError]:
+        """Every problem of a rule file, each rule checked on its own (``agent list
+        --check``); ``[]`` when ``from_file`` loads it."""
+        try:
+            cls.from_file(path)
+            return []
+        except PackageError as error:
+            first = error
+        try:
+            data, lines = read_yaml_lines(Path(path))
+        except PackageError:
+            return [first]  # not YAML
+        rules = data.get("rules") if isinstance(data, Mapping) else None
+        if not isinstance(rules, list):
+            return [first]  # the file's own shape is wrong: nothing more to check
+        checker = cls([], source=str(path), lines=lines)
+        found = []
+        for index, raw in enumerate(rules):
+            try:
+                checker._compile_rule(raw, index)
+            except PackageError as error:
+                found.append(error)
+        if str(first) not in {str(error) for error in found}:
+            found.insert(0, first)  # a problem outside the rules (an unknown top-level key)
+        return found
+
     def _fail(self, at: tuple[Any, ...], message: str) -> PackageError:
         return _error(self.source, self._lines, at, message)
 

@@ -162,3 +162,85 @@ def test_check_of_one_package_with_a_connector_whose_api_base_has_no_scheme(
         "      hint: write http://localhost:1/v1",
         f"1 package checked under {root}: 1 with errors, 0 with warnings only",
     ]
+
+
+def test_check_reports_every_problem_of_every_file_at_once(tmp_path: Path) -> None:
+    """Not the first problem of a package, nor the first of a file: all of them, each with
+    its file and line, in one run (a broken package.yao does not hide the other files)."""
+    root = tmp_path / "assistants"
+    package = write(
+        root / "p",
+        {
+            "package.yao": '{\n  "name": "P",\n  "connector": "scripted",\n'
+            '  "max_steps": "many",\n  "modes": 3,\n'
+            '  "options": {"temprature": 0.2, "top_p": 0.9, "zzq": 1},\n}\n',
+            "prompts.yml": "- role: wizard\n  content: hi\n- role: user\n  content: 3\n",
+            "prompts/task.yml": "- role: sorcerer\n  content: x\n",
+            "scripted.yml": 'rules:\n  - when: {usr: x}\n    say: hi\n  - when: {user: "("}\n'
+            "    say: hi\n  - sya: x\n",
+            "locales/en-us.yml": "- not a mapping\n",
+            "locales/zh-cn.yml": "- nor this\n",
+            "mcps/bad.mcp.yao": '{"transport": "warp"}',
+            "mcps/worse.mcp.yao": '{"transport": "stdio"}',
+        },
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    at = f"{package}/"
+    assert result.stdout.splitlines() == [
+        f"✗ p  ({package})",
+        f"    error: {at}package.yao:4: field 'max_steps' must be an integer, got a string",
+        f"    error: {at}package.yao:5: field 'modes' must be an array of strings, got a number",
+        f"    error: {at}locales/en-us.yml:1: a locale file must be a YAML mapping of keys to texts",
+        f"    error: {at}locales/zh-cn.yml:1: a locale file must be a YAML mapping of keys to texts",
+        f"    error: {at}prompts.yml:1: prompt 1: role must be one of system, user, assistant, "
+        "developer, got 'wizard'",
+        f"    error: {at}prompts.yml:4: prompt 2: content must be a string",
+        f"    error: {at}prompts/task.yml:1: prompt 1: role must be one of system, user, "
+        "assistant, developer, got 'sorcerer'",
+        f"    error: {at}scripted.yml:2: rules[0].when.usr: unknown condition (did you mean "
+        "'user'?); use one of user, tool_result, turn",
+        f"    error: {at}scripted.yml:4: rules[1].when.user: invalid regex '(': missing ), "
+        "unterminated subpattern at position 0",
+        f"    error: {at}scripted.yml:6: rules[2].sya: unknown key (did you mean 'say'?)",
+        f"    error: {at}mcps/bad.mcp.yao: unknown transport 'warp'",
+        "      hint: use one of: process, stdio, http, sse",
+        f"    error: {at}mcps/worse.mcp.yao: a stdio server needs `command`",
+        f"    warning: {at}package.yao:6: unknown option 'options.temprature' (did you mean "
+        "'temperature'?); it is passed to the provider as is",
+        f"    warning: {at}package.yao:6: unknown option 'options.zzq'; it is passed to the "
+        "provider as is",
+        f"1 package checked under {root}: 1 with errors, 0 with warnings only",
+    ]
+
+
+def test_check_warns_on_an_unknown_option_of_a_package_that_is_otherwise_fine(
+    tmp_path: Path,
+) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {"ok/package.yao": '{"name": "Ok", "connector": "echo",\n "options": {"max_tokns": 5}}'},
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 0  # a warning, not an error: the key is still sent
+    assert result.stdout.splitlines()[1] == (
+        f"    warning: {root / 'ok' / 'package.yao'}:2: unknown option 'options.max_tokns' "
+        "(did you mean 'max_tokens'?); it is passed to the provider as is"
+    )
+
+
+def test_check_reports_each_broken_nested_field(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {
+            "p/package.yao": '{"name": "P", "connector": "echo",\n'
+            ' "options": {"temperature": "hot",\n "max_tokens": "lots"}}',
+        },
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    file = root / "p" / "package.yao"
+    assert result.stdout.splitlines()[1:3] == [
+        f"    error: {file}:2: field 'options.temperature' must be a number, got a string",
+        f"    error: {file}:3: field 'options.max_tokens' must be an integer, got a string",
+    ]

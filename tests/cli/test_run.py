@@ -207,7 +207,15 @@ def test_chat_session_with_save_and_exit(tmp_path: Path, home: Path) -> None:
     case = json.loads(case_line)
     assert case["input"] == "hello"
     assert case["id"].startswith("expense-") and case["id"].endswith("-1")
-    assert "it answered: Hello! I'm your expense assistant." in case["description"]
+    assert case["description"].startswith("saved from chat session expense-")
+    assert case["assert"] == [
+        {"type": "trajectory", "value": []},
+        {
+            "type": "contains",
+            "value": "Hello! I'm your expense assistant. I can submit an expense, list your "
+            "expenses, or set up the expense system.",
+        },
+    ]
     assert f"(saved case {case['id']} to {tmp_path / 'out.jsonl'})" in lines
     (log,) = (home / "sessions").glob("expense-*.jsonl")
     entries = [json.loads(line) for line in log.read_text().splitlines()]
@@ -231,6 +239,14 @@ def test_multi_turn_chat_with_multiline_input_and_save_as_a_message_list(
     assert [m["role"] for m in case["input"]] == ["user", "assistant", "user", "assistant", "user"]
     assert case["input"][2]["content"] == "Travel,\n$500"
     assert case["input"][-1]["content"] == "yes"
+    trajectory, contains = case["assert"]
+    assert trajectory["type"] == "trajectory"
+    assert [call["name"] for call in trajectory["value"]] == ["submit_expense"]
+    assert trajectory["value"][0]["arguments"]["amount"] == 500
+    assert contains == {
+        "type": "contains",
+        "value": "Submitted expense EXP-0001: $500.00 for travel. Status: submitted.",
+    }
 
 
 def test_chat_commands_reset_help_unknown_and_quit(tmp_path: Path) -> None:
@@ -270,6 +286,36 @@ def test_named_session_is_resumed_and_continue_picks_the_latest(home: Path) -> N
     one_shot = run("coffee", "--session", "order-1", "no", "--root", ASSISTANTS)
     assert one_shot.stdout.startswith("Sorry about that!")
     assert (home / "sessions" / "order-1.jsonl").is_file()
+
+
+def test_a_resumed_session_keeps_its_connector_and_shows_the_last_turns(home: Path) -> None:
+    said = "one\ntwo\nthree\nfour\n"
+    first = run(
+        "coffee", "--session", "s", "-c", "echo", "--chat", "--root", ASSISTANTS, input=said
+    )
+    assert first.stdout.startswith("Chatting with coffee (echo)\n")
+    again = run("--continue", "--chat", "--root", ASSISTANTS, input="five\n")
+    assert again.exit_code == 0, again.output
+    lines = again.stdout.splitlines()
+    assert lines[0] == "Chatting with coffee (echo)"  # not the package's scripted connector
+    assert lines[2] == f"Session s (resumed, 8 messages): {home / 'sessions' / 's.jsonl'}"
+    assert lines[3:11] == [
+        "(… 1 earlier turn)",
+        "> two",
+        "two",
+        "> three",
+        "three",
+        "> four",
+        "four",
+        "> five",
+    ]
+    one_shot = run("--continue", "six", "--root", ASSISTANTS)
+    assert one_shot.stdout == "six\n"  # echo again, without -c
+    # -c on a resumed session switches it, from then on.
+    switched = run("--continue", "a latte", "-c", "scripted", "--root", ASSISTANTS)
+    assert switched.stdout.startswith("A latte, great choice.")
+    kept = run("--continue", "--chat", "--root", ASSISTANTS, input="")
+    assert kept.stdout.startswith("Chatting with coffee (scripted)\n")
 
 
 def test_session_errors() -> None:

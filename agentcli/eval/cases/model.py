@@ -67,7 +67,7 @@ class Assertion:
             value=obj.get("value"),
             path=obj.get("path"),
             script=obj.get("script"),
-            use=obj.get("use"),
+            use=obj.get("use") or _default_use(obj["type"]),
             options=dict(obj.get("options") or {}),
             message=obj.get("message"),
             negate=bool(obj.get("negate", False)),
@@ -109,6 +109,16 @@ _OPTIONAL_KEYS = (
     "value", "path", "script", "use", "mode", "arguments_mode", "scope",
     "contains", "exists", "json_path", "regex", "query",
 )  # fmt: skip
+
+
+def _default_use(kind: str) -> str | None:
+    """The judge an ``agent`` assertion without ``use`` asks: the shipped validator, so a
+    project of its own has one without copying it."""
+    if kind != "agent":
+        return None
+    from agentcli.builtin import DEFAULT_JUDGE
+
+    return DEFAULT_JUDGE
 
 
 def _whole(value: Any) -> int | None:

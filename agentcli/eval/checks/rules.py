@@ -223,9 +223,10 @@ def _tool_result_value(a: Assertion) -> str | None:
 
 
 def _agent_value(a: Assertion) -> str | None:
-    """Rule: ``use: agents:<id>`` and criteria in ``value``."""
+    """Rule: ``use: agents:<id>`` (``agents:builtin.validator`` when left out) and criteria
+    in ``value``."""
     if not isinstance(a.use, str) or not a.use.startswith("agents:") or a.use == "agents:":
-        return 'agent assertion needs "use": "agents:<validator id>"'
+        return 'agent assertion "use" must be "agents:<validator id>" (or left out)'
     if a.value in (None, "", {}, []):
         return 'agent assertion needs the criteria in "value"'
     return None

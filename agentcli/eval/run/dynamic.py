@@ -156,27 +156,24 @@ def simulator_request(
     }
 
 
-def simulator_id(case: Case, default: str | None) -> str | None:
-    """The simulator of a case: its ``simulator.use``, else ``--simulator``."""
+def simulator_id(case: Case, default: str | None) -> str:
+    """The simulator of a case: its ``simulator.use``, else ``--simulator``, else the
+    shipped ``builtin.simulator``."""
     return _simulator_ref(case.simulator.use if case.simulator is not None else None, default)
 
 
-def _simulator_ref(use: str | None, default: str | None) -> str | None:
-    return (use or default or "").removeprefix("agents:") or None
+def _simulator_ref(use: str | None, default: str | None) -> str:
+    from agentcli.builtin import DEFAULT_SIMULATOR
+
+    return (use or default or DEFAULT_SIMULATOR).removeprefix("agents:")
 
 
 def check_simulators(
     cases: Iterable[CaseInfo], default: str | None, registry: AssistantRegistry
 ) -> None:
-    """Before anything runs: every dynamic case has a simulator and each one resolves."""
+    """Before anything runs: the simulator of every dynamic case resolves."""
     dynamic = [c for c in cases if c.dynamic and not c.skip]
-    missing = [c.id for c in dynamic if _simulator_ref(c.simulator, default) is None]
-    if missing:
-        raise ConfigError(
-            f"dynamic case(s) without a simulator: {', '.join(missing)}",
-            hint='set "simulator": {"use": "<assistant id>"} in the case, or pass --simulator ID',
-        )
-    for ref in sorted({_simulator_ref(c.simulator, default) or "" for c in dynamic}):
+    for ref in sorted({_simulator_ref(c.simulator, default) for c in dynamic}):
         try:
             registry.get(ref)
         except AgentCliError as error:
@@ -293,8 +290,6 @@ class _Dialogue:
     async def _simulate(self, turn: int) -> SimulatorReply:
         case = self.case
         ref = simulator_id(case, self.config.simulator)
-        if ref is None:
-            raise ValueError("no simulator: set simulator.use in the case or pass --simulator")
         sim_options = case.simulator.options if case.simulator else None
         simulator = self.config.registry.get(ref)
         request = simulator_request(

@@ -194,10 +194,11 @@ def _judged(case: Case) -> list[Assertion]:
 
 
 def _simulator_ref(case: Case, default: str | None) -> str | None:
-    """The simulator assistant a dynamic case talks to."""
+    """The simulator assistant a dynamic case talks to (the shipped one by default)."""
+    from agentcli.builtin import DEFAULT_SIMULATOR
+
     use = case.simulator.use if case.simulator is not None else None
-    ref = use or default
-    return ref.removeprefix("agents:") if ref else None
+    return (use or default or DEFAULT_SIMULATOR).removeprefix("agents:")
 
 
 def _prompt_tokens(package: Any, count: Callable[[str], int]) -> int:

@@ -311,13 +311,14 @@ def test_missing_values_and_wrong_assertion_shapes(project):
     path = jsonl(
         project,
         {"id": "a", "input": "x", "assert": [{"type": "contains"}, {"value": "no type"}, 7]},
-        {"id": "b", "input": "x", "assert": {"type": "agent", "value": "criteria"}},
+        {"id": "b", "input": "x", "assert": {"type": "agent", "use": "judge", "value": "c"}},
         {"id": "c", "input": "x", "assert": {"type": "json_path", "value": 1}},
     )
     assert load_problems(path, project) == [
         'tests/cases.jsonl:1: assert[1]: missing required field "type"',
         "tests/cases.jsonl:1: assert[2]: must be an object or a string, got a number",
-        'tests/cases.jsonl:2: assert: agent assertion needs "use": "agents:<validator id>"',
+        'tests/cases.jsonl:2: assert: agent assertion "use" must be "agents:<validator id>" '
+        "(or left out)",
         'tests/cases.jsonl:3: assert: json_path needs a "path" such as "$.intent" or "items[0].name"',
     ]
 

@@ -694,12 +694,8 @@ def test_subject_from_trace():
             'invalid regex "[": unterminated character set at position 0',
         ),
         (
-            {"type": "agent", "value": "be nice"},
-            'agent assertion needs "use": "agents:<validator id>"',
-        ),
-        (
             {"type": "agent", "use": "tests.validator", "value": "c"},
-            'agent assertion needs "use": "agents:<validator id>"',
+            'agent assertion "use" must be "agents:<validator id>" (or left out)',
         ),
         ({"type": "agent", "use": "agents:v"}, 'agent assertion needs the criteria in "value"'),
         (
