@@ -29,11 +29,8 @@ class Target:
     case_file: Path | None
 
     def label(self, cwd: Path) -> str:
-        """How the recap names it."""
-        if self.case_file is None:
-            return "input"
-        shown = _relative(self.case_file, cwd)
-        return f"{self.suite}: {shown}" if self.suite else shown
+        """How the recap names its case file."""
+        return "input" if self.case_file is None else _relative(self.case_file, cwd)
 
 
 def _relative(path: Path, cwd: Path) -> str:
@@ -124,7 +121,11 @@ def _print_recap(recap: list[tuple[Target, str]], cwd: Path, json_events: bool) 
     out = sys.stderr if json_events else sys.stdout
     files = "case file" if len(recap) == 1 else "case files"
     lines = [f"Suites: {len(recap)} {files}"]
-    width = max((len(target.label(cwd)) for target, _ in recap), default=0)
-    lines += [f"  {target.label(cwd):<{width}}  {outcome}" for target, outcome in recap]
+    suite_width = max(len(target.suite or "") for target, _ in recap)
+    file_width = max(len(target.label(cwd)) for target, _ in recap)
+    lines += [
+        f"  {target.suite or '':<{suite_width}}  {target.label(cwd):<{file_width}}  {outcome}"
+        for target, outcome in recap
+    ]
     out.write("\n".join(lines) + "\n")
     out.flush()
