@@ -10,7 +10,7 @@ files, ``-o`` reports, cassettes) are not changes: they would start a run again 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,24 +51,23 @@ def watch_runs(
     """Run ``targets``, then again on every change until Ctrl-C; 130 at the end."""
     try:
         _run(options, targets, run_one, json_events, verbose)
-        while True:
+        while True:  # one watcher for as long as the config (so the watched paths) holds
             watched = [Watched(target, _package_dir(options, target)) for target in targets]
-            changed = _next_changes(options, watched)
             config_files = _config_files(options)
-            if changed & config_files:
-                _say(f"{_names(changed & config_files, options.cwd)} changed: re-running all")
-                reloaded = _reload(options)
-                if reloaded is not None:
-                    options, targets = reloaded
-                    _run(options, targets, run_one, json_events, verbose)
-                continue
-            affected = _affected(watched, changed)
-            if not affected:
-                continue
-            suites = sorted({t.suite for t in affected if t.suite})
-            which = f"suite {', '.join(suites)}" if suites else "the input"
-            _say(f"{_names(changed, options.cwd)} changed: re-running {which}")
-            _run(options, affected, run_one, json_events, verbose)
+            for changed in _changes(options, watched):
+                if changed & config_files:
+                    _say(f"{_names(changed & config_files, options.cwd)} changed: re-running all")
+                    reloaded = _reload(options)
+                    if reloaded is not None:
+                        options, targets = reloaded
+                        _run(options, targets, run_one, json_events, verbose)
+                    break
+                affected = _affected(watched, changed)
+                if affected:
+                    suites = sorted({t.suite for t in affected if t.suite})
+                    which = f"suite {', '.join(suites)}" if suites else "the input"
+                    _say(f"{_names(changed, options.cwd)} changed: re-running {which}")
+                    _run(options, affected, run_one, json_events, verbose)
     except KeyboardInterrupt:
         _say("stopped watching")
         return EXIT_INTERRUPTED
@@ -106,8 +105,9 @@ def _affected(watched: Iterable[Watched], changed: set[Path]) -> list[Target]:
     ]
 
 
-def _next_changes(options: EvalOptions, watched: list[Watched]) -> set[Path]:
-    """Block until files the targets depend on change; the changed paths (resolved)."""
+def _changes(options: EvalOptions, watched: list[Watched]) -> Iterator[set[Path]]:
+    """The changed paths (absolute), batch by batch, of what the targets depend on. The
+    watcher lives on while a batch is run: changes made meanwhile come in the next."""
     from watchfiles import DefaultFilter, watch
 
     default = DefaultFilter()
@@ -116,12 +116,10 @@ def _next_changes(options: EvalOptions, watched: list[Watched]) -> set[Path]:
     def relevant(change: Change, path: str) -> bool:
         return default(change, path) and not _is_produced(Path(path), produced)
 
-    roots = _roots(options, watched)
-    for changes in watch(*roots, watch_filter=relevant, debounce=DEBOUNCE_MS):
+    for changes in watch(*_roots(options, watched), watch_filter=relevant, debounce=DEBOUNCE_MS):
         paths = {Path(path).absolute() for _change, path in changes}
         if paths:
-            return paths
-    raise KeyboardInterrupt  # watch() ends only when stopped
+            yield paths
 
 
 def _roots(options: EvalOptions, watched: list[Watched]) -> list[Path]:
