@@ -254,3 +254,42 @@ def test_a_project_without_suites_needs_an_input(tmp_path, monkeypatch):
     assert result.output.startswith(
         f"error: {tmp_path / 'agentcli.yml'}: no suites defined, so agent eval needs an input\n"
     )
+
+
+@pytest.fixture
+def judged(tmp_path, monkeypatch):
+    """A project holding the repository's assistants and a case judged by the validator."""
+    shutil.copytree(ROOT / "assistants", tmp_path / "assistants")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    monkeypatch.delenv("AGENT_JUDGE_CONNECTOR", raising=False)
+    judge = {"type": "agent", "use": "agents:tests.validator-agent", "value": "The reply greets"}
+    write_cases(
+        tmp_path / "cases" / "judged.jsonl", [{"id": "j", "input": "Hello!", "assert": judge}]
+    )
+    (tmp_path / "agentcli.yml").write_text(
+        "assistant: expense\nsuites:\n  judged: cases/judged.jsonl\n", encoding="utf-8"
+    )
+    return tmp_path
+
+
+def test_judges_use_their_package_connector_by_default(judged):
+    result = invoke("-v")
+    assert result.exit_code == 0, result.output
+
+
+def test_the_judge_connector_reaches_the_judge(judged, monkeypatch):
+    # echo answers the validator's request back: no "passed", so the judge is seen to be used
+    monkeypatch.setenv("AGENT_JUDGE_CONNECTOR", "echo")
+    result = invoke("-v")
+    assert result.exit_code == 1, result.output
+    assert "validator response missing a boolean 'passed' field" in result.output
+    (output,) = (runs(judged) / "cases-judged").glob("output-*.jsonl")
+    assert read_results(output).header.metadata["options"]["judge_connector"] == "echo"
+
+
+def test_an_unknown_judge_connector_is_bad_input_before_anything_runs(judged):
+    result = invoke("--judge-connector", "nope")
+    assert result.exit_code == 2
+    assert "judge 'tests.validator-agent': unknown connector 'nope'" in result.output
