@@ -124,6 +124,20 @@ def _path(value: Any, where: str, base: Path) -> Path:
     return (base / Path(_text(value, where, base)).expanduser()).absolute()
 
 
+def _folder(value: Any, where: str, base: Path) -> Path:
+    path = _path(value, where, base)
+    if not path.is_dir():
+        raise ConfigError(f"{where}: {value} is not a folder ({path})")
+    return path
+
+
+def _file(value: Any, where: str, base: Path) -> Path:
+    path = _path(value, where, base)
+    if not path.is_file():
+        raise ConfigError(f"{where}: {value} is not a file ({path})")
+    return path
+
+
 def _whole(minimum: int) -> Parse:
     def parse(value: Any, where: str, base: Path) -> int:
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -176,8 +190,8 @@ class Key:
 
 
 KEYS: dict[str, Key] = {
-    "assistants": Key(_path, "AGENT_ROOT", "assistants root folder (--root)"),
-    "connectors": Key(_path, "AGENT_CONNECTORS", "connectors file (connectors.yml)"),
+    "assistants": Key(_folder, "AGENT_ROOT", "assistants root folder (--root)"),
+    "connectors": Key(_file, "AGENT_CONNECTORS", "connectors file (connectors.yml)"),
     "assistant": Key(_text, "AGENT_ASSISTANT", "assistant the suites' cases run against"),
     "suites": Key(lambda v, w, b: v, None, "named globs of case files (--suite NAME)"),
     "parallel": Key(_whole(1), "AGENT_PARALLEL", "cases run at once (--parallel)"),

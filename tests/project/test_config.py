@@ -45,6 +45,8 @@ def test_the_repository_itself_is_not_a_project():
 
 
 def test_every_key_parsed_and_paths_relative_to_the_file(tmp_path):
+    (tmp_path / "agents").mkdir()
+    write(tmp_path / "conf" / "connectors.yml", "fast: echo\n")
     config = write(
         tmp_path / "agentcli.yml",
         "assistants: agents\n"
@@ -88,6 +90,7 @@ def test_in_a_project_the_runs_folder_defaults_under_its_root(tmp_path):
 
 
 def test_environment_wins_over_the_file(tmp_path):
+    (tmp_path / "agents").mkdir()
     write(tmp_path / "agentcli.yml", "parallel: 4\ntimeout: 10s\nexclude_tags: slow\n")
     env = {"AGENT_PARALLEL": "6", "AGENT_EXCLUDE_TAGS": "db,net", "AGENT_ROOT": "agents"}
     project = load_project(tmp_path, env=env)
@@ -125,6 +128,8 @@ def test_unknown_keys_name_file_line_and_the_closest_key(tmp_path):
         ("exclude_tags: [two words]\n", ":1: tag 'two words' is not one word"),
         ("suites: tests/*.jsonl\n", ":1: suites must map names to case-file globs, got text"),
         ("suites:\n  smoke: 3\n", ":2: suite 'smoke' must be a glob or a list of globs"),
+        ("assistants: nowhere\n", ":1: nowhere is not a folder"),
+        ("connectors: none.yml\n", ":1: none.yml is not a file"),
     ],
 )
 def test_wrong_types_name_file_and_line(tmp_path, text, message):
