@@ -293,3 +293,13 @@ def test_an_unknown_judge_connector_is_bad_input_before_anything_runs(judged):
     result = invoke("--judge-connector", "nope")
     assert result.exit_code == 2
     assert "judge 'tests.validator-agent': unknown connector 'nope'" in result.output
+
+
+def test_one_message_takes_the_project_values_without_refusing_them(project):
+    # parallel: 3 comes from agentcli.yml, not from a --parallel one message refuses
+    result = invoke("probe", "hello")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Hello there!")
+    result = invoke("probe", "hello", "--parallel", "2")
+    assert result.exit_code == 2
+    assert "--parallel applies to a file of cases, not to one message" in result.output

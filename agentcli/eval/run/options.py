@@ -332,7 +332,6 @@ class EvalOptions:
             "--watch",
             help="Run, then run again the affected suites whenever a case file, the assistant"
             " package or the project config changes (Ctrl-C stops).",
-            message=False,
         ),
     )
     fail_fast: bool = field(
@@ -478,6 +477,8 @@ class EvalOptions:
     connectors_file: Path | None = None
     # The options given on the command line (field names): the project config fills the others.
     command_line: frozenset[str] = frozenset()
+    # The options the project config filled in (field names): never "given" by the user.
+    from_project: frozenset[str] = frozenset()
     # The project's assistant: the target of cases that no package holds and no flag names.
     default_assistant: str | None = None
     # The project the run belongs to (None: none found): its results go to its runs folder.
@@ -737,12 +738,13 @@ def flag_fields(options: type[EvalOptions] = EvalOptions) -> Iterator[FlagField]
 
 def given_flags(options: EvalOptions, which: Callable[[OptionSpec], bool]) -> list[str]:
     """The labels of the options ``which`` selects that were given (differ from their
-    defaults), in field order."""
+    defaults, and not filled in by the project config), in field order."""
     defaults = type(options)()
     return [
         spec.label
         for item in fields(options)
         if which(spec := spec_of(item))
+        and item.name not in options.from_project
         and getattr(options, item.name) != getattr(defaults, item.name)
     ]
 

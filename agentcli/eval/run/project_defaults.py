@@ -27,14 +27,18 @@ def with_project(
     values an earlier project filled in go back to their defaults first (a changed config
     under ``--watch``)."""
     defaults = EvalOptions()
+    filled = set()
     for name, key in _FILLS.items():
         if name in options.command_line:
             continue
         value = getattr(project, key).value
         if value is not None:
             setattr(options, name, value)
+            filled.add(name)
         elif renew:
             setattr(options, name, getattr(defaults, name))
+    # A project's parallel: 4 is no --parallel given to one message (which refuses it).
+    options.from_project = frozenset(filled)
     assistants = project.assistants
     if "root" not in options.command_line:
         # AGENT_ROOT is read where the root is found; only the file's value is passed on.

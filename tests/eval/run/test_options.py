@@ -197,6 +197,7 @@ def test_fields_without_flags_are_not_on_the_command_line():
         "default_excluded",
         "connectors_file",
         "command_line",
+        "from_project",
         "default_assistant",
         "project",
     }
