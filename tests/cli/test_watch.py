@@ -145,3 +145,30 @@ def test_watch_reruns_only_what_a_change_touches_and_stops_on_ctrl_c(project):
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
+
+
+def test_a_change_reruns_every_target_of_the_suites_it_touches(tmp_path):
+    from agentcli.cli.suite_runs import Target
+    from agentcli.cli.watch import Watched, _affected
+
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    one = Target("a", alpha / "tests" / "one.jsonl")
+    two = Target("a", tmp_path / "loose" / "two.jsonl")
+    other = Target("b", beta / "tests" / "x.jsonl")
+    watched = [Watched(one, alpha), Watched(two, None), Watched(other, beta)]
+    assert _affected(watched, {alpha / "prompts.yml"}) == [one, two]
+    assert _affected(watched, {tmp_path / "loose" / "two.jsonl"}) == [one, two]
+    assert _affected(watched, {beta / "src" / "hooks.py"}) == [other]
+    assert _affected(watched, {tmp_path / "loose" / "notes.txt"}) == []
+
+
+def test_the_runs_own_files_are_no_change(tmp_path):
+    from agentcli.cli.watch import _is_produced
+
+    produced = [tmp_path / ".agentcli" / "runs", tmp_path / "report.html"]
+    assert _is_produced(tmp_path / "a" / "tests" / "output-20260101000000.jsonl", produced)
+    assert _is_produced(tmp_path / ".agentcli" / "runs" / "latest", produced)
+    assert _is_produced(tmp_path / "report.html", produced)
+    assert _is_produced(tmp_path / "a" / "tests" / "cassettes" / "c1.jsonl", produced)
+    assert not _is_produced(tmp_path / "a" / "tests" / "inputs.jsonl", produced)
+    assert not _is_produced(tmp_path / "a" / "prompts.yml", produced)
