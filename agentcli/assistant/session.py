@@ -171,6 +171,8 @@ class AssistantRegistry:
         # --connector-all: the -c connector for delegated and ctx.agent requests too (a
         # Yao app's sub-agents name connectors this machine may not have)
         self.connector_all: str | None = None
+        # --judge-connector: the connector of LLM judges whose assertion names none
+        self.judge_connector: str | None = None
         self.cwd = cwd or Path.cwd()
         self.env = env if env is not None else os.environ
         self.max_concurrency = max_concurrency

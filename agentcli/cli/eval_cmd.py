@@ -39,6 +39,10 @@ Examples (from the project folder):
 -c given several times (or --matrix FILE) runs every case on each connector and ends
 with a case x connector table.
 
+In a project (agentcli.yml found walking up, or [tool.agentcli] in pyproject.toml),
+agent eval alone runs every suite it names (--suite NAME: one of them) and results go to
+its runs folder (.agentcli/runs/); agent config shows the settings and their sources.
+
 Exit codes: 0 all passed, 1 a case failed/errored/timed out (in a matrix: any cell,
 or with --matrix-pass any a case no connector passed; or results could not be written
 mid-run), 2 bad input, 130 interrupted.
@@ -50,7 +54,7 @@ Run = Callable[["EvalOptions", bool, bool], int]
 
 def register(app: typer.Typer) -> None:
     """Add the command to ``app``."""
-    app.command("eval", cls=EvalCommand, help=HELP, no_args_is_help=True)(_options_come_later)
+    app.command("eval", cls=EvalCommand, help=HELP)(_options_come_later)
 
 
 def _options_come_later() -> None:
@@ -97,11 +101,18 @@ def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -
     options_type = options or EvalOptions
     run_options = run or _run_session
 
-    def eval_command(**values: Any) -> None:
+    def eval_command(ctx: typer.Context, **values: Any) -> None:
+        from agentcli.eval.run.project_defaults import with_project
+        from agentcli.project import load_project
+
         raw_input = _one_input(values.pop("input_arg"), values.pop("input_opt"))
         name, assistant = values.pop("name"), values.pop("assistant")
         json_events, verbose = values.pop("json_events"), values.pop("verbose")
-        parsed = options_type.from_flags(values, assistant=name or assistant, input=raw_input)
+        given = frozenset(key for key in values if _on_command_line(ctx, key))
+        parsed = options_type.from_flags(
+            values, assistant=name or assistant, input=raw_input, command_line=given
+        )
+        parsed = with_project(parsed, load_project(parsed.cwd))
         raise typer.Exit(run_options(parsed, json_events, verbose))
 
     command = guarded(eval_command)
@@ -113,8 +124,15 @@ def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -
     single = typer.Typer(
         add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False
     )
-    single.command("eval", help=HELP, no_args_is_help=True)(command)
+    single.command("eval", help=HELP)(command)
     return single
+
+
+def _on_command_line(ctx: Context, name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not left at its
+    default), so the project config does not override it."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def _parameters(flags: Iterable[FlagField]) -> list[inspect.Parameter]:
@@ -155,9 +173,17 @@ def _parameters(flags: Iterable[FlagField]) -> list[inspect.Parameter]:
         for flag in flags
     ]
     shown = [(name, bool, default) for name, default in view]
+    context = inspect.Parameter(
+        "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+    )
     return [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
-        for name, kind, default in [*fixed, *generated, *shown]
+        context,
+        *(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for name, kind, default in [*fixed, *generated, *shown]
+        ),
     ]
 
 
@@ -171,7 +197,20 @@ def _one_input(positional: str | None, option: str | None) -> str | None:
 
 
 def _run_session(options: EvalOptions, json_events: bool, verbose: bool) -> int:
-    """Run the invocation through the console view, or the NDJSON events with --json."""
+    """Run the invocation: its input, else the project's suites; under ``--watch`` again
+    on every change."""
+    from agentcli.cli.suite_runs import run_targets, targets_of
+
+    targets = targets_of(options)
+    if options.watch:
+        from agentcli.cli.watch import watch_runs
+
+        return watch_runs(options, targets, _run_one, json_events, verbose)
+    return run_targets(options, targets, _run_one, json_events, verbose)
+
+
+def _run_one(options: EvalOptions, json_events: bool, verbose: bool) -> int:
+    """Run one input through the console view, or the NDJSON events with --json."""
     import asyncio
 
     from agentcli.capture import routed_output

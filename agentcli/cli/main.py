@@ -60,6 +60,7 @@ COMMANDS = (
     "cache_cmd",
     "migrate_cmd",
     "init_cmd",
+    "config_cmd",
 )
 
 

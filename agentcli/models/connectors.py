@@ -36,6 +36,7 @@ __all__ = [
     "ConnectorConfig",
     "connector_label",
     "alias_targets",
+    "CONNECTORS_VARIABLE",
     "find_connectors_files",
     "is_offline",
     "load_connectors_file",
@@ -66,6 +67,7 @@ _ENV_REF = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
 _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
 _FIELDS = ("model", "api_base", "api_key")
 CONNECTORS_FILE = "connectors.yml"
+CONNECTORS_VARIABLE = "AGENT_CONNECTORS"  # a connectors file to use instead of searching
 
 
 @dataclass(slots=True)
@@ -130,9 +132,21 @@ def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
 
 
 def find_connectors_files(
-    cwd: Path | None = None, assistants_root: Path | None = None
+    cwd: Path | None = None,
+    assistants_root: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """The ``connectors.yml`` files that exist, in search order (the first one is used)."""
+    """The ``connectors.yml`` files that exist, in search order (the first one is used);
+    ``$AGENT_CONNECTORS`` (set by a project's ``connectors:``) names the one to use."""
+    named = (os.environ if env is None else env).get(CONNECTORS_VARIABLE)
+    if named:
+        path = ((cwd or Path.cwd()) / Path(named).expanduser()).absolute()
+        if not path.is_file():
+            raise ConfigError(
+                f"{CONNECTORS_VARIABLE} {named}: no such connectors file",
+                hint="point it (or connectors: in agentcli.yml) at a connectors.yml",
+            )
+        return [path]
     candidates = [(cwd or Path.cwd()) / CONNECTORS_FILE]
     if assistants_root is not None:
         candidates.append(assistants_root.parent / CONNECTORS_FILE)
@@ -171,7 +185,7 @@ def resolve_connector(
         return ScriptedModel.from_file(_scripted_file(spec, package_dir, cwd))
     if spec.startswith("python:"):
         return _function_model(spec, package_dir)
-    files = find_connectors_files(cwd, assistants_root)
+    files = find_connectors_files(cwd, assistants_root, env)
     aliases = load_connectors_file(files[0]) if files else {}
     if spec in aliases:
         config = aliases[spec]

@@ -64,7 +64,7 @@ class ResultLine(CaseBlock):
     def _details(self) -> list[Text]:
         """What ``-v`` adds under the line."""
         result = self.result
-        lines = []
+        lines = [detail(f"tags: {', '.join(result.tags)}")] if result.tags else []
         for assertion in result.assertions:
             mark = "✓" if assertion.passed else "✗"
             note = f" {assertion.message}" if assertion.message else ""

@@ -52,6 +52,7 @@ class CaseInfo:
     source: CaseSource | None = None  # where the case is defined (file:line)
     judges: tuple[tuple[str, str | None], ...] = ()  # (use, connector) of agent assertions
     scripts: tuple[str, ...] = ()  # the functions of script assertions
+    tags: tuple[str, ...] = ()  # for --tag / --exclude-tag
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -70,6 +71,7 @@ class CaseInfo:
             source=case.source,
             judges=tuple(sorted(judges, key=str)) if judges else (),
             scripts=tuple(sorted(scripts)) if scripts else (),
+            tags=tuple(case.tags),
         )
 
 
@@ -107,7 +109,11 @@ class CaseSet:
 
     def where(self, keep: Callable[[str], bool]) -> CaseSet:
         """The cases whose id ``keep`` accepts, in the same order."""
-        infos = [info for info in self.infos if keep(info.id)]
+        return self.matching(lambda info: keep(info.id))
+
+    def matching(self, keep: Callable[[CaseInfo], bool]) -> CaseSet:
+        """The cases whose info ``keep`` accepts (ids, tags), in the same order."""
+        infos = [info for info in self.infos if keep(info)]
         ids = frozenset(info.id for info in infos)
         return CaseSet(
             infos, cases=self._cases, path=self.path, project_root=self.project_root, ids=ids

@@ -134,16 +134,22 @@ def _badge(status: str) -> str:
     return f'<span class="badge s-{status}">{status}</span>'
 
 
+def _tags(result: CaseResult) -> str:
+    """A case's tags after its id (none: nothing)."""
+    return "".join(f' <span class="tag">{_e(tag)}</span>' for tag in result.tags)
+
+
 def _case_row(index: int, result: CaseResult) -> str:
     """One row of the filterable cases table."""
     status = result.status
     checks = result.assertions
     passed = sum(1 for a in checks if a.passed)
     run = f" (run {_e(result.run)})" if result.run is not None else ""
-    run += _on(result)
+    run += _on(result) + _tags(result)
     preview = one_line(input_text(result.input), 100)
+    tags = f' data-tags="{_e(" ".join(result.tags))}"' if result.tags else ""
     return (
-        f'<tr data-index="{index}" data-status="{status}">'
+        f'<tr data-index="{index}" data-status="{status}"{tags}>'
         f'<td class="num">{index + 1}</td>'
         f'<td><a href="#case-{index}" data-open="case-{index}"><code>{_e(result.id)}</code></a>{run}</td>'
         f"<td>{_badge(status)}</td>"
@@ -287,7 +293,7 @@ def _case_detail(index: int, result: CaseResult) -> str:
     """A collapsible section with everything about one case (open when it did not pass)."""
     status = result.status
     run = f" run {_e(result.run)}" if result.run is not None else ""
-    run += _on(result)
+    run += _on(result) + _tags(result)
     body = []
     if status != "passed" and failure_message(result):
         body.append(

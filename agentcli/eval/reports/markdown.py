@@ -79,6 +79,8 @@ def _cases(results: list[CaseResult]) -> str:
             name += f" (run {result.run})"
         if result.connector is not None:
             name += f" @ {code(result.connector, in_table=True)}"
+        if result.tags:
+            name += " " + " ".join(code(f"#{tag}", in_table=True) for tag in result.tags)
         rows.append(
             [
                 str(index),

@@ -199,6 +199,8 @@ def case_markdown(
     ]
     if result.attempts not in (None, 1):
         facts.append(f"**Attempts**: {result.attempts}")
+    if result.tags:
+        facts.append(f"**Tags**: {', '.join(code(tag) for tag in result.tags)}")
     usage = _usage_line(result)
     parts = [title, " · ".join(facts) + (f"\n\n{usage}" if usage else "")]
     if result.error:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_type_hints
 
 from agentcli.faults import FaultPlan, parse_faults
+from agentcli.project.config import ProjectConfig
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -71,6 +72,9 @@ class OptionSpec:
     # The flag may be given more than once; given so, its values go to this field (a list)
     # and the option itself stays unset (``-c a -c b``: a connector matrix).
     repeated_into: str | None = None
+    # The flag may be given more than once, each time adding to the field (a list); a value
+    # may also list several, joined by commas (``--tag smoke,fast``).
+    multiple: bool = False
 
     @property
     def label(self) -> str:
@@ -143,6 +147,16 @@ def _runs(text: str) -> int | Literal["auto"]:
             hint="--runs auto repeats each case until its pass rate is decided (--max-runs)",
         )
     return runs
+
+
+def _tag(text: str, label: str) -> str:
+    """One tag of ``--tag`` / ``--exclude-tag``: one word, as in the case files."""
+    tag = text.strip()
+    if not tag or any(char.isspace() for char in tag):
+        from agentcli.errors import ConfigError
+
+        raise ConfigError(f"{label} {text!r}: a tag is one word (no spaces or commas)")
+    return tag
 
 
 def _duration(text: str) -> float:
@@ -271,6 +285,55 @@ class EvalOptions:
     run_filter: str | None = field(
         default=None, metadata=flag("--run", help="Regex on case ids.", header="run", message=False)
     )
+    tags: list[str] = field(
+        default_factory=list,
+        metadata=flag(
+            "--tag",
+            help="Run only the cases with this tag (repeatable: any of them); names a tag the"
+            " project excludes by default to run it.",
+            parse=lambda text: _tag(text, "--tag"),
+            multiple=True,
+            header="tags",
+            header_when_set=True,
+            message=False,
+        ),
+    )
+    exclude_tags: list[str] = field(
+        default_factory=list,
+        metadata=flag(
+            "--exclude-tag",
+            help="Leave out the cases with this tag (repeatable).",
+            parse=lambda text: _tag(text, "--exclude-tag"),
+            multiple=True,
+            header="exclude_tags",
+            header_when_set=True,
+            message=False,
+        ),
+    )
+    # The project's exclude_tags (agentcli.yml): left out unless --tag names them.
+    default_excluded: list[str] = field(
+        default_factory=list, metadata=flag(header="default_excluded", header_when_set=True)
+    )
+    suites: list[str] = field(
+        default_factory=list,
+        metadata=flag(
+            "--suite",
+            help="Run a suite of the project config (agentcli.yml suites:), repeatable;"
+            " without an input, every suite runs.",
+            multiple=True,
+            header="suites",
+            header_when_set=True,
+            message=False,
+        ),
+    )
+    watch: bool = field(
+        default=False,
+        metadata=flag(
+            "--watch",
+            help="Run, then run again the affected suites whenever a case file, the assistant"
+            " package or the project config changes (Ctrl-C stops).",
+        ),
+    )
     fail_fast: bool = field(
         default=False,
         metadata=flag(
@@ -376,6 +439,17 @@ class EvalOptions:
             message=False,
         ),
     )
+    judge_connector: str | None = field(
+        default=None,
+        metadata=flag(
+            "--judge-connector",
+            help="Connector of the LLM judges of agent assertions that name none"
+            " (options.connector).",
+            message=False,
+            header="judge_connector",
+            header_when_set=True,
+        ),
+    )
     before_all: str | None = field(
         default=None,
         metadata=flag(
@@ -399,6 +473,16 @@ class EvalOptions:
         metadata=flag("-s", "--scripts", help="Run Test* functions of src/<MODULE>_test.py."),
     )
     root: Path | None = field(default=None, metadata=flag("--root", help="Assistants root folder."))
+    # The connectors file of the project config (agentcli.yml connectors:, AGENT_CONNECTORS).
+    connectors_file: Path | None = None
+    # The options given on the command line (field names): the project config fills the others.
+    command_line: frozenset[str] = frozenset()
+    # The options the project config filled in (field names): never "given" by the user.
+    from_project: frozenset[str] = frozenset()
+    # The project's assistant: the target of cases that no package holds and no flag names.
+    default_assistant: str | None = None
+    # The project the run belongs to (None: none found): its results go to its runs folder.
+    project: ProjectConfig | None = None
     state: str = field(
         default="fresh",
         metadata=flag(
@@ -593,6 +677,10 @@ class EvalOptions:
             spec = spec_of(item)
             if spec.flags and item.name in values:
                 value = values[item.name]
+                if spec.multiple:
+                    words = [word for text in value or () for word in text.split(",")]
+                    parsed[item.name] = [spec.parse(w) if spec.parse else w for w in words if w]
+                    continue
                 if spec.repeated_into is not None and isinstance(value, list | tuple):
                     if len(value) > 1:  # given several times: the values go elsewhere
                         parsed[spec.repeated_into] = list(value)
@@ -640,7 +728,7 @@ def flag_fields(options: type[EvalOptions] = EvalOptions) -> Iterator[FlagField]
         spec = spec_of(item)
         if not spec.flags:
             continue
-        if spec.repeated_into is not None:  # the flag may repeat: click collects a list
+        if spec.repeated_into is not None or spec.multiple:  # click collects a list
             yield FlagField(item.name, list[str] | None, None, spec)
         elif spec.parse is not None:
             yield FlagField(item.name, str, spec.text_default, spec)
@@ -650,12 +738,13 @@ def flag_fields(options: type[EvalOptions] = EvalOptions) -> Iterator[FlagField]
 
 def given_flags(options: EvalOptions, which: Callable[[OptionSpec], bool]) -> list[str]:
     """The labels of the options ``which`` selects that were given (differ from their
-    defaults), in field order."""
+    defaults, and not filled in by the project config), in field order."""
     defaults = type(options)()
     return [
         spec.label
         for item in fields(options)
         if which(spec := spec_of(item))
+        and item.name not in options.from_project
         and getattr(options, item.name) != getattr(defaults, item.name)
     ]
 

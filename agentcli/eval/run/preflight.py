@@ -88,7 +88,8 @@ def _check_judge(
     fallback: str | None,
 ) -> None:
     """The judge ``agents:<id>`` exists and its connector resolves."""
-    _check_helper(registry, info, "judge", use.removeprefix("agents:"), connector, fallback)
+    spec = connector or registry.judge_connector
+    _check_helper(registry, info, "judge", use.removeprefix("agents:"), spec, fallback)
 
 
 def _check_helper(

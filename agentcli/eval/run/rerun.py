@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from agentcli.errors import ConfigError
 from agentcli.eval.results.codec import finite
 from agentcli.eval.results.model import CaseResult
+from agentcli.eval.run.runs import results_folder_of
 from agentcli.eval.run.services import case_file_label
 from agentcli.eval.stats.stability import stability_for_case
 
@@ -98,10 +99,13 @@ def rerun_source(options: EvalOptions, case_file: Path | None) -> Path | None:
             "file beside it",
             hint="or name the results file: --rerun FILE",
         )
-    newest = newest_results(case_file.parent)
+    folder = results_folder_of(options, case_file)
+    newest = newest_results(folder or case_file.parent)
     if newest is None:
+        label = case_file_label(case_file)
+        place = f"in {folder} (the runs of {label})" if folder is not None else f"beside {label}"
         raise ConfigError(
-            f"--last-failed: no results file (output-*.jsonl) beside {case_file_label(case_file)}",
+            f"--last-failed: no results file (output-*.jsonl) {place}",
             hint="run the cases once without -o first, or name the results file: --rerun FILE",
         )
     return newest

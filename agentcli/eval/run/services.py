@@ -156,8 +156,9 @@ async def judge_with_agent(
     request = {"output": output, "input": case_input, "criteria": criteria}
     request.update(options.get("metadata") or {})
     validator = registry.get(use.removeprefix("agents:"))
+    connector = options.get("connector") or registry.judge_connector
     reply = await ask_helper(
-        validator, "validator", request, chat_id="validator", connector=options.get("connector")
+        validator, "validator", request, chat_id="validator", connector=connector
     )
     if reply.error:
         raise ValueError(f"validator agent error: {reply.error}")

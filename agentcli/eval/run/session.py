@@ -67,7 +67,9 @@ from agentcli.eval.run.runner import (
     failed,
     stop_grace,
 )
+from agentcli.eval.run.runs import note_latest, results_folder_of
 from agentcli.eval.run.scripts import ScriptExecutor, ScriptSuite, load_suite, resolve_script_ref
+from agentcli.eval.run.selection import NothingSelected, Selection
 from agentcli.eval.run.services import EvalContext, HookRunner, case_file_label
 from agentcli.eval.run.sharding import in_shard, resolve_shard
 from agentcli.eval.run.view import EvalView
@@ -75,6 +77,7 @@ from agentcli.eval.stats.adaptive import SequentialTest
 from agentcli.eval.stats.stability import CaseStability, StabilityTracker, stability_summary
 from agentcli.faults import FaultPlan
 from agentcli.interrupts import note_interrupt
+from agentcli.models.connectors import CONNECTORS_VARIABLE
 from agentcli.models.pricing import format_usd, price_of
 from agentcli.patterns import Pattern, compile_pattern
 from agentcli.words import counted as _count
@@ -96,6 +99,8 @@ def _target(options: EvalOptions, spec: InputSpec) -> AssistantPackage:
         return resolve_assistant(options.assistant, root=root, cwd=options.cwd)
     start = spec.path.parent if spec.path is not None else options.cwd
     package_dir = find_package_dir(start)
+    if package_dir is None and options.default_assistant:  # the project's assistant
+        return resolve_assistant(options.default_assistant, root=root, cwd=options.cwd)
     if package_dir is None:
         raise ConfigError(
             f"no assistant given and none found from {start}",
@@ -183,11 +188,13 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
         registry = AssistantRegistry(
             root,
             cwd=options.cwd,
+            env=_connectors_env(options),
             state=state,
             max_concurrency=options.parallel,
             cassettes=cassettes.mode if cassettes else None,
         )
         registry.seed = options.seed
+        registry.judge_connector = options.judge_connector
         if options.connector_all:  # -c for every assistant the run reaches, not only its own
             registry.connector_all = options.connector
         if options.cache:
@@ -197,6 +204,14 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             if options.runs_per_case > 1:  # repeats of the agent under test must stay independent
                 registry.uncached = frozenset({package.id})
         return await _run_input(registry, package, spec, context, options, view, cassettes)
+
+
+def _connectors_env(options: EvalOptions) -> dict[str, str] | None:
+    """The environment the run's connectors resolve in: the process's, naming the project's
+    connectors file (``AGENT_CONNECTORS``) when it has one."""
+    if options.connectors_file is None:
+        return None
+    return {**os.environ, CONNECTORS_VARIABLE: str(options.connectors_file)}
 
 
 async def _check_sandbox(package: AssistantPackage) -> None:
@@ -424,16 +439,40 @@ def _resolve_hooks(
             checked.add(ref)
 
 
-def default_output_path(case_file: Path) -> Path:
-    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file (``-2``, ``-3``... when a run in
-    the same second already wrote one: results are never overwritten)."""
+def default_output_path(case_file: Path, folder: Path | None = None) -> Path:
+    """``output-YYYYMMDDHHMMSS.jsonl`` beside the case file, or in ``folder`` (``-2``,
+    ``-3``... when a run in the same second already wrote one: results are never
+    overwritten)."""
+    folder = case_file.parent if folder is None else folder
     stem = f"output-{datetime.now():%Y%m%d%H%M%S}"
-    path = case_file.parent / f"{stem}.jsonl"
+    path = folder / f"{stem}.jsonl"
     number = 1
     while path.exists():
         number += 1
-        path = case_file.parent / f"{stem}-{number}.jsonl"
+        path = folder / f"{stem}-{number}.jsonl"
     return path
+
+
+def _default_output(options: EvalOptions, spec: InputSpec) -> Path:
+    """Where a run without ``-o`` writes: in a project its runs folder (one subfolder per
+    case file), unless it asks for ``output: beside-cases``; else beside the case file."""
+    case_file = spec.path or options.cwd / "cases"
+    folder = results_folder_of(options, case_file)
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    return default_output_path(case_file, folder)
+
+
+def selection_of(config: EvalConfig, options: EvalOptions) -> Selection:
+    """The run's case selection: ``--run``, ``--tag``, ``--exclude-tag`` and the project's
+    excluded tags."""
+    return Selection.of(
+        config.run_filter,
+        options.run_filter,
+        options.tags,
+        options.exclude_tags,
+        options.default_excluded,
+    )
 
 
 @dataclass(slots=True)
@@ -490,6 +529,7 @@ async def _run_cases(
         with otel.span(f"agent eval {package.id}", attributes) as run_span:
             plan.otel = run_span.ids()
             _open_results(plan, config, options)
+            note_latest(options, plan.writer.stream_path or plan.output_path)
             run = CaseRun(config, plan, options, view, dispatcher=dispatcher)
             with _signals_to(run.on_signal):
                 try:
@@ -554,9 +594,10 @@ def _selected_cases(
         cases = cases.where(lambda case_id: in_shard(case_id, index, count))
         view.info(f"Shard: {shard.describe()} ({_count(len(cases), 'test case')})")
     total = len(cases)
-    run_filter = config.run_filter
-    if run_filter is not None:  # once, here: everything after sees only the selected cases
-        cases = cases.where(lambda case_id: run_filter.search(case_id) is not None)
+    selection = selection_of(config, options)
+    if selection.run_filter is not None or selection.by_tags:
+        # once, here: everything after sees only the selected cases
+        cases = cases.matching(selection.keeps)
     if rerun is not None:
         failing = rerun.ids
         cases = cases.where(lambda case_id: case_id in failing)
@@ -595,8 +636,14 @@ def _plan(
         connector = config.connector or package.connector or ""
     input_label = case_file_label(suite.path if suite else spec.path) or spec.value
     selected = cases.infos
+    selection = selection_of(config, options)
+    if not selected and selection.by_tags:
+        raise NothingSelected(
+            f"no test cases of {input_label} match the selection ({selection.describe()})",
+            hint="check the tags: agent eval ... --dry-run lists the cases",
+        )
     if config.run_filter is not None and not selected:
-        raise ConfigError(f"no test cases match pattern {options.run_filter!r}")
+        raise NothingSelected(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(selected, config.simulator, config.registry)
     _resolve_hooks(package, config, selected, input_label)
     if suite is None:  # judges, script functions, simulators' connectors
@@ -615,9 +662,7 @@ def _plan(
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
-    output_path = (
-        options.output or options.resume or default_output_path(spec.path or options.cwd / "cases")
-    )
+    output_path = options.output or options.resume or _default_output(options, spec)
     # Before any output: an unknown extension, an output that is an input, a file that is
     # not a report, a folder that takes no file are bad input (exit 2), not lost results.
     writer = writer_for(
@@ -662,7 +707,14 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
         view.warning(f"Skipped: {_count(skipped, 'test case')}")
-    if run_filter is not None:
+    selection = selection_of(config, options)
+    # "Selected: 6 of 11 test cases (tag smoke)": when tags were asked for, or the
+    # project's excluded tags left cases out
+    if options.tags or options.exclude_tags or (selection.by_tags and len(selected) < total):
+        view.info(
+            f"Selected: {len(selected):,} of {_count(total, 'test case')} ({selection.describe()})"
+        )
+    elif run_filter is not None:
         matched = _count(len(selected), "test case")
         view.info(f'Filter: "{options.run_filter}" ({matched} match)')
     if options.ctx_file:

@@ -41,6 +41,11 @@ GIVEN = {
     "runs": 3,
     "max_runs": 5,
     "run_filter": "^a",
+    "tags": ["smoke"],
+    "exclude_tags": ["slow"],
+    "suites": ["nightly"],
+    "watch": True,
+    "judge_connector": "gpt-4o-mini",
     "fail_fast": True,
     "dry_run": True,
     "record": "all",
@@ -136,7 +141,9 @@ def test_labels_name_the_short_flags_and_the_last_long_one():
 
 
 def test_a_parsed_flag_has_a_text_default_that_parses_to_the_default():
-    parsed = [flag for flag in flag_fields() if flag.spec.parse is not None]
+    parsed = [
+        flag for flag in flag_fields() if flag.spec.parse is not None and not flag.spec.multiple
+    ]
     assert [flag.name for flag in parsed] == [
         "matrix_pass",
         "timeout",
@@ -180,8 +187,35 @@ def test_flag_text_is_parsed_and_checked_where_it_is_read():
 
 def test_fields_without_flags_are_not_on_the_command_line():
     unflagged = {item.name for item in fields(EvalOptions) if not spec_of(item).flags}
-    # connectors: the values of -c given several times (or of --matrix), set by the CLI
-    assert unflagged == {"assistant", "input", "cwd", "connectors"}
+    # connectors: the values of -c given several times (or of --matrix), set by the CLI;
+    # the others come from the project config (and command_line: which flags were given)
+    assert unflagged == {
+        "assistant",
+        "input",
+        "cwd",
+        "connectors",
+        "default_excluded",
+        "connectors_file",
+        "command_line",
+        "from_project",
+        "default_assistant",
+        "project",
+    }
+
+
+def test_a_repeatable_flag_collects_every_value_and_splits_commas():
+    options = EvalOptions.from_flags({"tags": ["smoke", "fast,db"], "exclude_tags": None})
+    assert (options.tags, options.exclude_tags) == (["smoke", "fast", "db"], [])
+    (tags,) = [flag for flag in flag_fields() if flag.name == "tags"]
+    assert (tags.type, tags.default) == (list[str] | None, None)
+    with pytest.raises(ConfigError, match=r"^--tag 'two words': a tag is one word"):
+        EvalOptions.from_flags({"tags": ["two words"]})
+
+
+def test_tags_join_the_header_only_when_given():
+    assert "tags" not in header_options(EvalOptions())
+    header = header_options(EvalOptions(tags=["smoke"], default_excluded=["slow"]))
+    assert (header["tags"], header["default_excluded"]) == (["smoke"], ["slow"])
 
 
 # --- per case: the case-file key exists, and the runner lets the side the metadata names win

@@ -1,0 +1,32 @@
+"""A project's run writes its results in the project's runs folder (``agentcli.project``),
+one subfolder per case file, and points ``latest`` at them; outside a project, or with
+``output: beside-cases``, results go beside the case file as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.project.runs import results_folder, runs_folder, write_latest
+
+if TYPE_CHECKING:
+    from agentcli.eval.run.options import EvalOptions
+
+__all__ = ["note_latest", "results_folder_of"]
+
+
+def results_folder_of(options: EvalOptions, case_file: Path) -> Path | None:
+    """The runs-folder subfolder of ``case_file``'s results, or None (beside the file)."""
+    project = options.project
+    if project is None or project.output.value != "runs":
+        return None
+    return results_folder(project, case_file)
+
+
+def note_latest(options: EvalOptions, results: Path) -> None:
+    """Point the project's ``latest`` at ``results`` when they are in its runs folder."""
+    project = options.project
+    if project is None or project.output.value != "runs":
+        return
+    if results.absolute().is_relative_to(runs_folder(project)):
+        write_latest(project, results)
