@@ -125,6 +125,17 @@ def _write(path: Path, text: str, written: list[Path], *, as_json: bool = False)
     written.append(path)
 
 
+# Each count of the index, with its word for one ("1 error", "2 errors").
+_COUNT_WORDS = (
+    ("total", "total"),
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("errors", "error"),
+    ("timeouts", "timeout"),
+    ("skipped", "skipped"),
+)
+
+
 def _index(
     source: Path, rows: list[list[str]], summary: RunSummary | None, warnings: list[str]
 ) -> str:
@@ -133,8 +144,8 @@ def _index(
     parts += [f"> ⚠️ {escape(warning)}" for warning in warnings]
     if summary is not None:
         counts = ", ".join(
-            f"{getattr(summary, k)} {k}"
-            for k in ("total", "passed", "failed", "errors", "timeouts", "skipped")
+            f"{getattr(summary, key)} {key if getattr(summary, key) != 1 else one}"
+            for key, one in _COUNT_WORDS
         )
         parts.append(escape(counts))
     parts.append(table(["ID", "Status", "Duration", "File"], rows) if rows else "_No cases._")

@@ -106,7 +106,8 @@ def test_console_view_plain():
         RULE1,
         "► [greet] hello there friend PASSED (1.2s)",
         "► [sum] Run 2: add 2 3 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... FAILED (12ms)",
-        '  └─ expected output to contain "6"',
+        '  └─ ✗ contains: expected output to contain "6"',
+        '       actual: { "sum": 5 }',
         "► [slow] sleep TIMEOUT (1.5m)",
         "  └─ timed out after 90s",
         "⚠ after script failed",
@@ -140,9 +141,10 @@ def test_console_view_verbose_shows_assertions_tools_and_output():
         "  └─ Output: Hello!",
     ]
     sum_line = next(i for i, line in enumerate(lines) if line.startswith("► [sum]"))
-    assert lines[sum_line + 1 : sum_line + 5] == [
+    assert lines[sum_line + 1 : sum_line + 6] == [
         '  └─ expected output to contain "6"',
         '  │ ✗ contains expected output to contain "6"',
+        '  │     actual: { "sum": 5 }',
         '  │ tool probe/add → OK (args: {"a": 2})',
         '  └─ Output: {"sum": 5}',
     ]
