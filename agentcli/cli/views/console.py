@@ -148,6 +148,8 @@ class ConsoleView:
         """Render one runner event."""
         if event.type == "test_result" and event.result is not None:
             assert event.case is not None
+            if event.retrying:  # the "retrying" warning says it; the last attempt is shown
+                return
             if event.case.is_dynamic:
                 # One line: parallel cases never interleave inside a conversation.
                 lines = DynamicBlock(event.case, event.result, event.run, self.verbose).lines()
