@@ -250,7 +250,7 @@ def test_sigint_keeps_every_finished_result(project):
     loaded = read_results(out)
     assert [r.id for r in loaded.results] == ["fast0", "fast1", "fast2"]
     assert loaded.summary is not None and loaded.summary.total == 3
-    assert "Interrupted: 3 finished results written" in stdout
+    assert f"Interrupted: 3 of 5 test cases finished; their results are in {out}" in stdout
 
 
 def test_resume_keeps_finished_cases_and_runs_the_rest(project):
@@ -486,4 +486,21 @@ def test_agent_help_imports_nothing_of_eval_and_eval_help_only_its_options(tmp_p
         "agentcli.eval",
         "agentcli.eval.run",
         "agentcli.eval.run.options",
+    ]
+
+
+def test_cases_that_nothing_can_fail_are_warned_about(project):
+    path = write_cases(
+        project / "cases.jsonl",
+        [
+            {"id": "bare", "input": "hello"},
+            {"id": "checked", "input": "hello", "assert": {"type": "contains", "value": "h"}},
+            {"id": "expected", "input": "hello", "expected": "Hello!"},
+        ],
+    )
+    result = invoke("probe", f"@{path}", "-o", "out.jsonl")
+    warned = [line for line in result.output.splitlines() if "No assertions" in line]
+    assert warned == [
+        f'⚠ {path.name}:1: No assertions: 1 test case passes whatever the answer (bare); '
+        'give each an "assert" or an "expected"'
     ]

@@ -52,6 +52,9 @@ class CaseInfo:
     source: CaseSource | None = None  # where the case is defined (file:line)
     judges: tuple[tuple[str, str | None], ...] = ()  # (use, connector) of agent assertions
     scripts: tuple[str, ...] = ()  # the functions of script assertions
+    # Nothing can fail it but an error: no assertion, no expected, no checkpoint, no After
+    # hook (which may fail it) -- worth a warning before the run.
+    unchecked: bool = False
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -70,6 +73,7 @@ class CaseInfo:
             source=case.source,
             judges=tuple(sorted(judges, key=str)) if judges else (),
             scripts=tuple(sorted(scripts)) if scripts else (),
+            unchecked=not (case.effective_assertions() or case.checkpoints or case.after),
         )
 
 

@@ -662,6 +662,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
         view.warning(f"Skipped: {_count(skipped, 'test case')}")
+    if suite is None:  # a script test asserts in its code
+        _unchecked_warning([c for c in selected if c.unchecked and not c.skip], view)
     if run_filter is not None:
         matched = _count(len(selected), "test case")
         view.info(f'Filter: "{options.run_filter}" ({matched} match)')
@@ -697,6 +699,21 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
         _other_columns_warning(plan.resumed, config, view)
+
+
+def _unchecked_warning(unchecked: list[CaseInfo], view: EvalView) -> None:
+    """``No assertions: 2 test cases pass whatever the answer (a, b)``."""
+    if not unchecked:
+        return
+    shown = ", ".join(case.id for case in unchecked[:5])
+    more = f" and {len(unchecked) - 5} more" if len(unchecked) > 5 else ""
+    verb = "passes" if len(unchecked) == 1 else "pass"
+    first = unchecked[0].source
+    where = f"{first}: " if first is not None else ""
+    view.warning(
+        f"{where}No assertions: {_count(len(unchecked), 'test case')} {verb} whatever the "
+        f'answer ({shown}{more}); give each an "assert" or an "expected"'
+    )
 
 
 def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> None:
@@ -988,6 +1005,15 @@ class CaseRun:
         tally.write_failure = write_failure
         return summary, stability
 
+    def _progress_said(self) -> str:
+        """``3 of 11 test cases finished`` (``runs`` under --runs or a matrix), counting the
+        results ``--resume`` kept."""
+        config, plan = self.config, self.plan
+        planned = len(plan.selected) * config.runs * max(1, len(config.connectors))
+        done = self.runner.delivered + (len(plan.kept) if plan.resumed is not None else 0)
+        noun = "run" if planned != len(plan.selected) else "test case"
+        return f"{done:,} of {_count(planned, noun)} finished"
+
     def finish(self, summary: RunSummary, stability: list[CaseStability]) -> int:
         """Show the summary and the verdict; the exit code."""
         view, options, writer = self.view, self.options, self.plan.writer
@@ -1008,9 +1034,7 @@ class CaseRun:
             written = f"{output_path}" + (
                 f" and {writer.stream_path}" if writer.stream_path else ""
             )
-            view.warning(
-                f"Interrupted: {self.runner.delivered} finished results written to {written}"
-            )
+            view.warning(f"Interrupted: {self._progress_said()}; their results are in {written}")
             return EXIT_INTERRUPTED
         code = exit_code_for(summary, stability, options.pass_bar)
         if grid is not None:  # a matrix: its cells decide, by --matrix-pass
