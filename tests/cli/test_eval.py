@@ -501,6 +501,6 @@ def test_cases_that_nothing_can_fail_are_warned_about(project):
     result = invoke("probe", f"@{path}", "-o", "out.jsonl")
     warned = [line for line in result.output.splitlines() if "No assertions" in line]
     assert warned == [
-        f'⚠ {path.name}:1: No assertions: 1 test case passes whatever the answer (bare); '
+        f"⚠ {path.name}:1: No assertions: 1 test case passes whatever the answer (bare); "
         'give each an "assert" or an "expected"'
     ]
