@@ -31,7 +31,7 @@ from agentcli.eval.results.model import (
 )
 
 from ._buffered import BufferedWriter
-from ._html_data import report_data
+from ._html_data import TEXT_LIMIT, report_data
 from ._view import (
     MatrixView,
     adaptive_note,
@@ -64,6 +64,13 @@ def _asset(name: str) -> str:
 def _e(value: Any) -> str:
     """HTML-escaped text (quotes too, so it is safe in attributes)."""
     return escape(str(value), quote=True)
+
+
+def _pre(text: str) -> str:
+    """A ``<pre>`` block, cut at ``TEXT_LIMIT`` characters (the compare page's diffs)."""
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + f"\n… ({len(text) - TEXT_LIMIT} more characters)"
+    return f"<pre>{_e(text)}</pre>"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
