@@ -77,7 +77,8 @@ class SummaryBlock(Block):
         if summary.extra.get("runs_per_case"):
             lines.extend(StabilityTable(summary.extra).lines())
         if self.output_path:
-            lines.append(Text(f"\n  Output: {self.output_path}"))
+            shown = "stdout" if self.output_path == "-" else self.output_path
+            lines.append(Text(f"\n  Output: {shown}"))
         return lines
 
     def _rows(self) -> list[tuple[str, Any, str]]:

@@ -612,6 +612,12 @@ def _plan(
             assert column.cassettes is not None
             column.cassettes.check([info.id for info in selected], config.runs)
     baseline = _baseline(options)
+    if baseline is not None and options.output is not None and str(options.output) == "-":
+        raise ConfigError(
+            "--baseline compares the run's results read back from its file; -o - writes "
+            "them to stdout",
+            hint="give -o a file",
+        )
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
@@ -1157,6 +1163,7 @@ def _estimate(config: EvalConfig, cases: CaseSet, view: EvalView) -> int:
 def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: InputSpec) -> int:
     """List the cases; with ``-o``, write them as a case file (never over an input, never
     over an existing file without ``--force``)."""
+    from agentcli.eval.reports import is_stdout, stdout_stream
     from agentcli.eval.reports._files import (
         JSON_ERRORS,
         atomic_write_text,
@@ -1164,6 +1171,13 @@ def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: 
         probe_writable,
     )
 
+    if is_stdout(options.output):  # -o -: the case file on stdout
+        for case in cases:
+            view.dry_run_case(case)
+        out = stdout_stream()
+        out.writelines(json.dumps(case.to_dict(), ensure_ascii=False) + "\n" for case in cases)
+        out.flush()
+        return EXIT_OK
     if options.output is not None:
         check_target(
             options.output,
