@@ -46,6 +46,7 @@ from agentcli.eval.reports.markdown_case import (
 from agentcli.eval.results.codec import result_dict, to_json
 from agentcli.eval.results.model import RunSummary, cell_label
 from agentcli.eval.results.reader import read_results
+from agentcli.words import counted
 
 __all__ = ["FORMATS", "extract", "safe_file_stem"]
 
@@ -118,7 +119,7 @@ def _write(path: Path, text: str, written: list[Path], *, as_json: bool = False)
     except OSError as exc:
         what, todo = explain(exc)
         raise OutputError(
-            f"cannot write {path}: {what}; {len(written)} file(s) were written to "
+            f"cannot write {path}: {what}; {counted(len(written), 'file')} {'was' if len(written) == 1 else 'were'} written to "
             f"{path.parent} before it (the results file is unchanged)",
             hint=f"{todo}, then run agent extract again",
         ) from exc

@@ -1141,7 +1141,8 @@ def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
     orphans = sum(1 for result in resumed.results if not result.id)
     if orphans:
         view.warning(
-            f"{orphans} kept result(s) have no usable id and match no case: "
+            f"{_count(orphans, 'kept result')} {'has' if orphans == 1 else 'have'} no usable id "
+            "and match no case: "
             "they stay in the file, and no case counts as done because of them"
         )
 

@@ -897,4 +897,4 @@ def test_repair_warnings_are_capped(tmp_path: Path) -> None:
     assert len(loaded.results) == 50 and all(r.status == "error" for r in loaded.results)
     repaired = [w for w in loaded.warnings if "status is" in w]
     assert len(repaired) == 20
-    assert any("30 more record(s)" in w for w in loaded.warnings)
+    assert any("30 more records had" in w for w in loaded.warnings)
