@@ -149,7 +149,7 @@ class DynamicBlock(CaseBlock):
             Text.assemble(
                 (f"► [{cell_label(result.id, result.connector)}] ", "white"),
                 (f"Run {self.run}: " if self.run else "", "white"),
-                (f"(dynamic, {total} checkpoints)", "cyan"),
+                (f"(dynamic, {counted(total, 'checkpoint')})", "cyan"),
             )
         ]
         if self.verbose:
@@ -173,7 +173,7 @@ class DynamicBlock(CaseBlock):
         """Each turn (user, tools, agent, checkpoints reached), the required checkpoints
         not reached, and what the case's code printed."""
         case, result = self.case, self.result
-        lines = [detail(f"Dynamic test: {case.id} (max {case.max_turns} turns)")]
+        lines = [detail(f"Dynamic test: {case.id} (max {counted(case.max_turns, 'turn')})")]
         for turn in result.turns or []:
             number = turn.turn
             lines.append(detail(f"Turn {number}: User: {preview(str(turn.input), 80)}"))

@@ -91,7 +91,7 @@ def duration_histogram(durations: list[float]) -> str:
         f'<text x="{right}" y="{bottom + 16}" text-anchor="end">'
         f"{escape(format_duration(low + width * bins))}</text>"
         f'<text x="{(left + right) / 2:.0f}" y="{bottom + 28}" text-anchor="middle">'
-        f"duration per run ({len(values)} runs)</text>"
+        f"duration per run ({counted(len(values), 'run')})</text>"
     )
     return (
         f'<svg role="img" aria-label="Duration histogram" '

@@ -672,7 +672,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         _unchecked_warning([c for c in selected if c.unchecked and not c.skip], view)
     if run_filter is not None:
         matched = _count(len(selected), "test case")
-        view.info(f'Filter: "{options.run_filter}" ({matched} match)')
+        verb = "matches" if len(selected) == 1 else "match"
+        view.info(f'Filter: "{options.run_filter}" ({matched} {verb})')
     if options.ctx_file:
         view.info(f"Context: {options.ctx_file}")
     if config.registry.state.kind != "fresh":
