@@ -898,3 +898,63 @@ def test_repair_warnings_are_capped(tmp_path: Path) -> None:
     repaired = [w for w in loaded.warnings if "status is" in w]
     assert len(repaired) == 20
     assert any("30 more records had" in w for w in loaded.warnings)
+
+
+# -- expected vs actual under a custom message ---------------------------------------------
+
+FRIENDLY = {
+    "id": "price",
+    "status": "failed",
+    "input": "how much?",
+    "output": "it is free",
+    "duration_ms": 3,
+    "error": "the bot must quote the price",
+    "assertions": [
+        {
+            "type": "contains",
+            "passed": False,
+            "message": "the bot must quote the price",
+            "expected": "$5",
+            "detail": "expected output to contain '$5'",
+        },
+        {"type": "equals", "passed": False, "message": "total", "expected": 6, "actual": 5},
+    ],
+}
+
+
+def test_markdown_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    text = write_report(MarkdownWriter(tmp_path / "r.md"), [FRIENDLY]).read_text(encoding="utf-8")
+    assert (
+        "| 1 | `contains` | ❌ fail | the bot must quote the price<br>expected: `$5`"
+        "<br>actual: `it is free`<br>check: `expected output to contain '$5'` |"
+    ) in text
+    assert "| 2 | `equals` | ❌ fail | total<br>expected: `6`<br>actual: `5` |" in text
+
+
+def test_junit_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    path = write_report(JunitWriter(tmp_path / "r.xml"), [FRIENDLY])
+    failure = ET.parse(path).getroot().find("testsuite/testcase/failure")
+    assert failure is not None
+    assert (failure.text or "").splitlines() == [
+        "the bot must quote the price",
+        "[contains] the bot must quote the price",
+        "    expected: $5",
+        "    actual: it is free",
+        "    check: expected output to contain '$5'",
+        "[equals] total",
+        "    expected: 6",
+        "    actual: 5",
+    ]
+
+
+def test_html_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    page = write_report(HtmlWriter(tmp_path / "r.html"), [FRIENDLY]).read_text(encoding="utf-8")
+    (detail,) = _embedded_data(page)["details"]
+    assert [item[3] for item in detail["assertions"]] == [
+        [
+            ["expected", "$5"],
+            ["actual", "it is free"],
+            ["check", "expected output to contain '$5'"],
+        ],
+        [["expected", "6"], ["actual", "5"]],
+    ]
