@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from cases import echo_package
@@ -111,13 +110,11 @@ def main() -> None:
         if code not in (0, 1):
             raise SystemExit(f"eval exited {code}")
         report = folder / "report.html"
-        started = time.perf_counter()
         render_wall, render_peak, code = run_once(
             [*agent_command(), "report", str(results), "-o", str(report)], cwd=folder, env=env
         )
         if code != 0:
             raise SystemExit(f"report exited {code}")
-        render_wall = time.perf_counter() - started
         opens = [open_time_ms(report, folder / f"profile-{n}") for n in range(args.opens)]
         results_size, report_size = results.stat().st_size, report.stat().st_size
         row = {
