@@ -127,13 +127,6 @@ def _badge(status: str) -> str:
     return f'<span class="badge s-{status}">{status}</span>'
 
 
-def _on(result: CaseResult) -> str:
-    """`` @ connector`` for a result of a connector matrix."""
-    if result.connector is None:
-        return ""
-    return f' @ <span class="connector">{_e(result.connector)}</span>'
-
-
 def _matrix(view: MatrixView) -> str:
     """The connector matrix: a row per case, a column per connector; each cell links to
     its result in the details (its first that did not pass), which it opens."""

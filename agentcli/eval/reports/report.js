@@ -247,5 +247,10 @@
       opened += 1;
     }
   }
+  // A link to the report with #case-N opens that case.
+  var wanted = /^#case-(\d+)$/.exec(window.location.hash);
+  if (wanted && cases.some(function (row) { return row[0] === Number(wanted[1]); })) {
+    openCase(Number(wanted[1]));
+  }
   document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
 })();
