@@ -85,7 +85,9 @@ def test_a_failure_exits_1(project):
     result = invoke("probe", f"@{path}", "-o", "r.jsonl")
     assert result.exit_code == 1
     assert "❌ TESTS FAILED" in result.output
-    assert '└─ expected output to contain "bye"' in result.output
+    lines = result.output.splitlines()
+    at = lines.index('  └─ ✗ contains: expected output to contain "bye"')
+    assert lines[at + 1] == "       expected: bye · actual: Hello there!"
 
 
 def test_a_bad_case_file_exits_2_with_file_and_line(project):
