@@ -94,7 +94,7 @@ def failed_assertions(result: CaseResult) -> list[Text]:
     failed = [item for item in result.assertions if not item.passed]
     lines = []
     for item in failed[:_SHOWN_FAILURES]:
-        note = f": {preview(item.message, 80)}" if item.message else ""
+        note = f": {item.message}" if item.message else ""  # whole: it may be a table
         lines.append(Text(f"  └─ ✗ {item.type}{note}", style="red"))
         lines.extend(Text(f"       {row}", style="bright_black") for row in _compared(item, result))
     if len(failed) > _SHOWN_FAILURES:

@@ -5,7 +5,8 @@ browser opens at once. So the page carries no per-case markup, only this documen
 
 - ``cases``: one short row per result, failures first (failed, error, timeout, then
   skipped, then passed; file order within each): ``[index, id, status, duration_ms,
-  input, checks, output, detail, run, connector, tags]``, trailing empty fields left out.
+  input, checks, output, detail, run, connector, tags, cost]``, trailing empty fields
+  left out.
   A passed or skipped case is its row alone (``output`` is its answer; its trace is left
   out); a case that did not pass has ``detail``, the position of its page in ``details``;
 - ``details``: what a failing case's page shows, already as text (the Python helpers the
@@ -147,6 +148,7 @@ def _row(index: int, result: CaseResult, detail: int | None) -> list[Any]:
         result.run,
         result.connector,
         list(result.tags),
+        case_cost_text(result) if detail is None else None,  # a failing case's: in its page
     ]
     while row[-1] in (None, []):  # the fields a row lacks at its end are left out
         row.pop()

@@ -1,7 +1,7 @@
 (function () {
   "use strict";
   // The data is the compact document of _html_data.py: rows failures first ([index, id,
-  // status, duration, input, checks, output, detail, run, connector, tags]), the pages of
+  // status, duration, input, checks, output, detail, run, connector, tags, cost]), the pages of
   // the cases that did not pass as text, shared strings written once ({"$": n}). Everything user-written reaches
   // the page through textContent only.
   var raw = JSON.parse(document.getElementById("report-data").textContent);
@@ -90,6 +90,7 @@
     if (row[10] && row[10].length) { box.appendChild(el("p", "tags", "Tags: " + row[10].join(", "))); }
     box.appendChild(heading("Input")); box.appendChild(pre(row[4]));
     box.appendChild(heading("Output")); box.appendChild(pre(row[6] || "(no output)"));
+    if (row[11]) { box.appendChild(el("p", "", "Cost: " + row[11])); }
     box.appendChild(el("p", "note", (row[5] === "-" ? "No assertions" : "Assertions passed: " + row[5]) +
       ". A " + row[2] + " case's trace is left out of the report; the results file has it."));
     return box;

@@ -23,6 +23,7 @@ from agentcli.eval.reports.junit import JunitWriter
 from agentcli.eval.reports.markdown import MarkdownWriter
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary
 from agentcli.eval.results.reader import read_document
+from tests.eval.reports.page import report_data
 
 EVIL_ID = "<script>alert(1)</script>"
 UNICODE_ID = "報告-✓-café"
@@ -651,29 +652,6 @@ def test_junit_has_one_testcase_per_stability_run(tmp_path: Path) -> None:
 # -- HTML ----------------------------------------------------------------------------------
 
 
-def _embedded_data(page: str) -> dict[str, Any]:
-    """The report's data, its shared strings put back (as report.js reads it)."""
-    match = re.search(
-        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
-    )
-    assert match is not None
-    data = json.loads(match.group(1))
-    strings = data.pop("strings")
-
-    def decode(value: Any) -> Any:
-        if isinstance(value, list):
-            return [decode(item) for item in value]
-        if isinstance(value, dict):
-            if "$o" in value:
-                return {key: decode(item) for key, item in value["$o"].items()}
-            if "$" in value:
-                return strings[value["$"]]
-            return {key: decode(item) for key, item in value.items()}
-        return value
-
-    return decode(data)
-
-
 def test_html_is_self_contained_and_escapes_user_content(tmp_path: Path) -> None:
     results = sample_results()
     page = write_report(HtmlWriter(tmp_path / "out.html"), results).read_text(encoding="utf-8")
@@ -685,7 +663,7 @@ def test_html_is_self_contained_and_escapes_user_content(tmp_path: Path) -> None
     assert "<link" not in page
     # Exactly our two script elements: the JSON data and the inline, hash-allowed code.
     assert page.count("<script") == 2
-    data = _embedded_data(page)
+    data = report_data(page)
     assert sorted(row[1] for row in data["cases"]) == sorted(r["id"] for r in results)
     script = re.search(r"\n<script>(.*?)</script>", page, re.S)
     assert script is not None
@@ -696,13 +674,13 @@ def test_html_is_self_contained_and_escapes_user_content(tmp_path: Path) -> None
 def test_html_data_lists_failures_first_with_their_pages(tmp_path: Path) -> None:
     results = sample_results()
     page = write_report(HtmlWriter(tmp_path / "out.html"), results).read_text(encoding="utf-8")
-    data = _embedded_data(page)
+    data = report_data(page)
     rows = data["cases"]
     statuses = [row[2] for row in rows]
     not_passing = [r["status"] for r in results if r["status"] not in ("passed", "skipped")]
     assert statuses == [*not_passing, "skipped", "passed", "passed"]
     assert [row[0] for row in rows][:3] == [1, 2, 3]  # file order within the failures
-    by_id = {row[1]: data["details"][row[7]] for row in rows if len(row) > 7}
+    by_id = {row[1]: data["details"][row[7]] for row in rows if len(row) > 7 and row[7] is not None}
     refund = by_id["refund-policy"]
     assert refund["error"] == "expected output to contain 'refund'"
     assert refund["tools"][0][:3] == ["erp", "lookup_policy", "policy service unavailable"]
@@ -720,7 +698,8 @@ def test_html_data_lists_failures_first_with_their_pages(tmp_path: Path) -> None
     assert by_id["broken"]["error"] == "agent error: boom"
     # A passed case is its row: what it was asked and said, not its trace.
     greet = next(row for row in rows if row[1] == "greet")
-    assert greet == [0, "greet", "passed", 850, "Hello", "1/1", "Hello! How can I help?"]
+    assert greet == [0, "greet", "passed", 850, "Hello", "1/1", "Hello! How can I help?",
+                     None, None, None, [], "$0.0004 (agent $0.0004)"]  # fmt: skip
     assert "greet" not in by_id
     assert "<svg" not in page  # charts only for stability runs
     assert '<details class="case"' not in page  # no per-case markup: the script draws it
@@ -949,7 +928,7 @@ def test_junit_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Pat
 
 def test_html_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
     page = write_report(HtmlWriter(tmp_path / "r.html"), [FRIENDLY]).read_text(encoding="utf-8")
-    (detail,) = _embedded_data(page)["details"]
+    (detail,) = report_data(page)["details"]
     assert [item[3] for item in detail["assertions"]] == [
         [
             ["expected", "$5"],
