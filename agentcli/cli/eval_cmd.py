@@ -216,6 +216,8 @@ def _run_one(options: EvalOptions, json_events: bool, verbose: bool) -> int:
     from agentcli.capture import routed_output
     from agentcli.eval.run.session import run_eval
 
+    if options.output is not None and str(options.output) == "-":
+        return _run_to_stdout(options, json_events, verbose)
     if json_events:
         from agentcli.cli.stdout import private_stdout
         from agentcli.cli.views.json_events import JsonEvents
@@ -226,4 +228,27 @@ def _run_one(options: EvalOptions, json_events: bool, verbose: bool) -> int:
 
     view = ConsoleView(verbose=verbose)  # before routing: it writes to the real stdout
     with routed_output():
+        return asyncio.run(run_eval(options, view))
+
+
+def _run_to_stdout(options: EvalOptions, json_events: bool, verbose: bool) -> int:
+    """``-o -``: the results as JSON Lines on stdout, alone (whatever else writes to it goes
+    to stderr), and the console on stderr."""
+    import asyncio
+
+    from rich.console import Console
+
+    from agentcli.capture import routed_output
+    from agentcli.cli.stdout import private_stdout
+    from agentcli.cli.views.console import ConsoleView
+    from agentcli.errors import ConfigError
+    from agentcli.eval.reports import results_to
+    from agentcli.eval.run.session import run_eval
+
+    if json_events:
+        raise ConfigError(
+            "--json and -o - both write to stdout", hint="give -o a file, or leave --json out"
+        )
+    view = ConsoleView(Console(file=sys.stderr, highlight=False, soft_wrap=True), verbose=verbose)
+    with private_stdout() as results, results_to(results), routed_output(stdout=sys.stderr):
         return asyncio.run(run_eval(options, view))

@@ -85,7 +85,9 @@ def test_a_failure_exits_1(project):
     result = invoke("probe", f"@{path}", "-o", "r.jsonl")
     assert result.exit_code == 1
     assert "❌ TESTS FAILED" in result.output
-    assert '└─ expected output to contain "bye"' in result.output
+    lines = result.output.splitlines()
+    at = lines.index('  └─ ✗ contains: expected output to contain "bye"')
+    assert lines[at + 1] == "       expected: bye · actual: Hello there!"
 
 
 def test_a_bad_case_file_exits_2_with_file_and_line(project):
@@ -250,7 +252,7 @@ def test_sigint_keeps_every_finished_result(project):
     loaded = read_results(out)
     assert [r.id for r in loaded.results] == ["fast0", "fast1", "fast2"]
     assert loaded.summary is not None and loaded.summary.total == 3
-    assert "Interrupted: 3 finished results written" in stdout
+    assert f"Interrupted: 3 of 5 test cases finished; their results are in {out}" in stdout
 
 
 def test_resume_keeps_finished_cases_and_runs_the_rest(project):
@@ -487,3 +489,68 @@ def test_agent_help_imports_nothing_of_eval_and_eval_help_only_its_options(tmp_p
         "agentcli.eval.run",
         "agentcli.eval.run.options",
     ]
+
+
+def test_cases_that_nothing_can_fail_are_warned_about(project):
+    path = write_cases(
+        project / "cases.jsonl",
+        [
+            {"id": "bare", "input": "hello"},
+            {"id": "checked", "input": "hello", "assert": {"type": "contains", "value": "h"}},
+            {"id": "expected", "input": "hello", "expected": "Hello!"},
+        ],
+    )
+    result = invoke("probe", f"@{path}", "-o", "out.jsonl")
+    warned = [line for line in result.output.splitlines() if "No assertions" in line]
+    assert warned == [
+        f"⚠ {path.name}:1: No assertions: 1 test case passes whatever the answer (bare); "
+        'give each an "assert" or an "expected"'
+    ]
+
+
+def _agent(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentcli", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "AGENTCLI_HOME": str(project / "home")},
+    )
+
+
+def test_dash_o_writes_the_results_to_stdout_alone_and_the_console_to_stderr(project):
+    # A hook that prints, and writes to file descriptor 1 itself: neither reaches stdout.
+    (project / "assistants/probe/src/noisy.py").write_text(
+        "import os\n\ndef Before(ctx, case):\n    print('noise from a hook')\n"
+        "    os.write(1, b'raw fd noise\\n')\n",
+        encoding="utf-8",
+    )
+    cases = [*CASES, {"id": "loud", "input": "hello", "before": "noisy.Before"}]
+    write_cases(project / "cases.jsonl", cases)
+    run = _agent(project, "eval", "probe", "@cases.jsonl", "-o", "-")
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]  # nothing else on stdout
+    assert [line["type"] for line in lines] == ["header", *["result"] * len(cases), "summary"]
+    assert [line["id"] for line in lines[1:-1]] == [case["id"] for case in cases]
+    assert lines[-1]["passed"] == len(cases)
+    assert "  Output: stdout" in run.stderr.splitlines()
+    assert "✨ ALL TESTS PASSED ✨" in run.stderr
+    assert not (project / "-").exists()
+    assert "raw fd noise" not in run.stdout  # each stdout line parsed above as JSON, too
+    assert lines[-2]["logs"] == [{"stream": "stdout", "text": "noise from a hook"}]
+
+
+def test_dash_o_with_json_events_is_one_clear_error(project):
+    write_cases(project / "cases.jsonl", CASES)
+    run = _agent(project, "eval", "probe", "@cases.jsonl", "-o", "-", "--json")
+    assert run.returncode == 2 and run.stdout == ""
+    assert "--json and -o - both write to stdout" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_dash_o_with_dry_run_writes_the_case_file_to_stdout(project):
+    write_cases(project / "cases.jsonl", CASES)
+    run = _agent(project, "eval", "probe", "@cases.jsonl", "--dry-run", "-o", "-")
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line)["id"] for line in run.stdout.splitlines()] == ["hello", "add", "json"]

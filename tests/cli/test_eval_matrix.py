@@ -5,6 +5,9 @@ OpenAI-compatible server, one failing cell; the table, the results file, --json,
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -189,7 +192,19 @@ def test_reports_show_the_matrix_and_each_cell_drills_down_to_its_result(project
     assert '<table id="matrix-table">' in page
     # greet @ scripted:b.yml is the second result: its cell opens that result's details
     assert '<a href="#case-1" data-open="case-1">❌ failed</a>' in page
-    assert 'id="case-1"' in page and '@ <span class="connector">scripted:b.yml</span>' in page
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is not None:  # the script opens that case (as a click on the cell does)
+        shown = subprocess.run(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={project / 'profile'}", "--dump-dom",
+             (project / "r.html").as_uri() + "#case-1"],
+            capture_output=True, text=True, timeout=90,
+        ).stdout  # fmt: skip
+        opened = re.search(r'<tr class="case-page" id="case-1">', shown)
+        assert opened is not None, shown[-2000:]
+        assert 'data-index="1" data-status="failed"' in shown
+        assert '@ <span class="connector">scripted:b.yml</span>' in shown
     md = CliRunner().invoke(app, ["report", "out.jsonl", "-o", "r.md"])
     assert md.exit_code == 0
     text = (project / "r.md").read_text()

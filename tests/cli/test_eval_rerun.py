@@ -204,7 +204,15 @@ def test_a_provider_error_is_infra_and_retried(project):
     assert (failed.status, failed.attribution) == ("error", "infra")
     assert "  ERROR   [x] infra: [provider_error] upstream hiccup" in result.output.splitlines()
     write_cases(project / "cases.jsonl", [{"id": "x", "input": "twice"}])
-    assert invoke("flaky", "@cases.jsonl", "--retries", "1", "-o", "again.jsonl").exit_code == 0
+    again = invoke("flaky", "@cases.jsonl", "--retries", "1", "-o", "again.jsonl")
+    assert again.exit_code == 0
+    lines = again.output.splitlines()
+    # The attempt that was retried is a warning, not an ERROR line; the case shows once.
+    assert not [line for line in lines if "ERROR" in line], again.output
+    assert [line for line in lines if line.startswith("► [x]")] == [
+        next(line for line in lines if line.startswith("► [x]") and "PASSED" in line)
+    ]
+    assert any("retrying [x] (attempt 2/2)" in line for line in lines)
 
 
 def test_results_without_a_failure_carry_no_attribution(project):

@@ -281,4 +281,4 @@ def test_an_interrupted_run_leaves_no_fresh_folder_behind(tmp_path, signum, args
     assert list(temp.iterdir()) == []
     if "-o" in args:  # the finished result is kept, as in any interrupted run
         assert [r.id for r in read_results(project / "r.jsonl").results] == ["fast"]
-        assert "Interrupted: 1 finished results written" in stdout
+        assert "Interrupted: 1 of 2 test cases finished; their results are in" in stdout

@@ -65,6 +65,24 @@ def test_report_renders_every_format(results, tmp_path, extension):
     assert "c/../x" in text or "c/../x" in text.replace("&#x2F;", "/")
 
 
+def test_report_without_o_prints_the_summary_and_what_failed(results):
+    result = runner.invoke(app, ["report", str(results)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for wanted in ("  Total:     3", "  Passed:    2", "  Failed:    1",
+                   "  Short Summary: 1 failing case (1 agent)",
+                   f"  Render it: agent report {results} -o report.html"):  # fmt: skip
+        assert wanted in lines, wanted
+    assert any(line.startswith("  FAILED  [c/../x] agent: ") for line in lines)
+
+
+def test_report_to_stdout_is_the_results_alone(results):
+    result = runner.invoke(app, ["report", str(results), "-o", "-"])
+    assert result.exit_code == 0, result.output
+    kinds = [json.loads(line)["type"] for line in result.output.splitlines()]
+    assert kinds == ["header", "result", "result", "result", "summary"]
+
+
 def test_merge_recomputes_and_keeps_the_exit_code_rules(results, tmp_path):
     loaded = read_results(results)
     first, second = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"

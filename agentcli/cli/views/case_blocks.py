@@ -11,12 +11,13 @@ from rich.text import Text
 from agentcli.cli.views.text import STABILITY_STYLES, STATUS_STYLES, Block, detail, preview
 from agentcli.eval.cases.model import input_text
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import format_duration, format_k
+from agentcli.eval.reports._view import comparison, format_duration, format_k
 from agentcli.eval.results.model import cell_label
+from agentcli.words import counted
 
 if TYPE_CHECKING:
     from agentcli.eval.cases.model import Case
-    from agentcli.eval.results.model import CaseResult, Trace
+    from agentcli.eval.results.model import AssertionResult, CaseResult, Trace
     from agentcli.eval.stats.stability import CaseStability
 
 __all__ = ["CaseBlock", "DryRunLine", "DynamicBlock", "ResultLine", "StabilityLine"]
@@ -55,8 +56,13 @@ class ResultLine(CaseBlock):
                 (f" ({format_duration(result.duration_ms)})", "bright_black"),
             )
         ]
-        if result.status in _FAILING and result.error:
+        # A failed case's error is its first failed assertion's message: shown with the
+        # assertion (and what it expected and got) rather than twice.
+        checks = [] if self.verbose or result.status != "failed" else failed_assertions(result)
+        said = {item.message for item in result.assertions if not item.passed}
+        if result.status in _FAILING and result.error and not (checks and result.error in said):
             lines.append(Text(f"  └─ {result.error}", style="red"))
+        lines.extend(checks)
         if self.verbose:
             lines.extend(self._details())
         return lines
@@ -69,6 +75,7 @@ class ResultLine(CaseBlock):
             mark = "✓" if assertion.passed else "✗"
             note = f" {assertion.message}" if assertion.message else ""
             lines.append(detail(f"{mark} {assertion.type}{note}"))
+            lines.extend(detail(f"    {row}") for row in _compared(assertion, result))
         if result.trace is not None:
             lines.extend(_trace_details(result.trace))
         lines.extend(printed(result))
@@ -76,6 +83,33 @@ class ResultLine(CaseBlock):
             output = preview(output_text(result.output), 100)
             lines.append(Text(f"  └─ Output: {output}", style="bright_black"))
         return lines
+
+
+_SHOWN_FAILURES = 3  # failed assertions listed under a result line (the rest counted)
+
+
+def failed_assertions(result: CaseResult) -> list[Text]:
+    """``└─ ✗ type: message`` for each failed assertion, each with what it expected and
+    what it got (even under a custom message), the first few only."""
+    failed = [item for item in result.assertions if not item.passed]
+    lines = []
+    for item in failed[:_SHOWN_FAILURES]:
+        note = f": {item.message}" if item.message else ""  # whole: it may be a table
+        lines.append(Text(f"  └─ ✗ {item.type}{note}", style="red"))
+        lines.extend(Text(f"       {row}", style="bright_black") for row in _compared(item, result))
+    if len(failed) > _SHOWN_FAILURES:
+        more = len(failed) - _SHOWN_FAILURES
+        lines.append(Text(f"  └─ … and {counted(more, 'more failed assertion')}", style="red"))
+    return lines
+
+
+def _compared(item: AssertionResult, result: CaseResult) -> list[str]:
+    """``expected: … · actual: …`` (and ``check: …``) of a failed assertion, short."""
+    rows = comparison(item, result)
+    pair = [f"{label}: {preview(text, 60)}" for label, text in rows if label != "check"]
+    lines = [" · ".join(pair)] if pair else []
+    lines.extend(f"{label}: {preview(text, 100)}" for label, text in rows if label == "check")
+    return lines
 
 
 def _trace_details(trace: Trace) -> list[Text]:
@@ -115,7 +149,7 @@ class DynamicBlock(CaseBlock):
             Text.assemble(
                 (f"► [{cell_label(result.id, result.connector)}] ", "white"),
                 (f"Run {self.run}: " if self.run else "", "white"),
-                (f"(dynamic, {total} checkpoints)", "cyan"),
+                (f"(dynamic, {counted(total, 'checkpoint')})", "cyan"),
             )
         ]
         if self.verbose:
@@ -139,7 +173,7 @@ class DynamicBlock(CaseBlock):
         """Each turn (user, tools, agent, checkpoints reached), the required checkpoints
         not reached, and what the case's code printed."""
         case, result = self.case, self.result
-        lines = [detail(f"Dynamic test: {case.id} (max {case.max_turns} turns)")]
+        lines = [detail(f"Dynamic test: {case.id} (max {counted(case.max_turns, 'turn')})")]
         for turn in result.turns or []:
             number = turn.turn
             lines.append(detail(f"Turn {number}: User: {preview(str(turn.input), 80)}"))

@@ -39,6 +39,32 @@ __all__ = ["ConsoleView", "format_duration", "preview"]
 _FLUSH_EVERY = 0.125  # seconds between batched prints under a live progress bar
 
 
+def progress_bar(console: Console) -> Progress:
+    """``running ━━━━━━╸━━━  40/100 ✓ 38 ✗ 2 0:00:12 ETA 0:00:18``: done of total, the
+    passed and failed (errors and timeouts too) so far, elapsed and remaining time."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("  running"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]✓ {task.fields[passed]}[/] [red]✗ {task.fields[failed]}[/]"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        refresh_per_second=8,
+    )
+
+
 class ConsoleView:
     """Prints a run for a person."""
 
@@ -106,27 +132,12 @@ class ConsoleView:
     # -- progress ----------------------------------------------------------------------
 
     def start_progress(self, total: int) -> None:
-        """A live progress bar under the result lines (terminals only)."""
+        """A live progress bar under the result lines (interactive terminals only: in CI
+        logs and files the result lines are the progress)."""
         if not self.show_progress or total <= 1:
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self._progress = Progress(
-            TextColumn("  running"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-            refresh_per_second=8,
-        )
-        self._task = self._progress.add_task("cases", total=total)
+        self._progress = progress_bar(self.console)
+        self._task = self._progress.add_task("cases", total=total, passed=0, failed=0)
         self._progress.start()
 
     def stop_progress(self) -> None:
@@ -148,6 +159,8 @@ class ConsoleView:
         """Render one runner event."""
         if event.type == "test_result" and event.result is not None:
             assert event.case is not None
+            if event.retrying:  # the "retrying" warning says it; the last attempt is shown
+                return
             if event.case.is_dynamic:
                 # One line: parallel cases never interleave inside a conversation.
                 lines = DynamicBlock(event.case, event.result, event.run, self.verbose).lines()
@@ -155,6 +168,10 @@ class ConsoleView:
             else:
                 self.show(ResultLine(event.case, event.result, event.run, self.verbose))
             if self._progress is not None and self._task is not None:
+                counts = self._progress.tasks[0].fields
+                key = "passed" if event.result.status == "passed" else "failed"
+                if event.result.status != "skipped":
+                    counts[key] += 1
                 self._progress.advance(self._task)
         elif event.type == "log":
             self.show(Notice(event.message, event.level))

@@ -76,6 +76,8 @@ class JsonEvents:
                 data["connector"] = result.connector
             if result.error:
                 data["error"] = result.error
+            if event.retrying:  # an attempt --retries runs again: the case's result follows
+                data["retrying"] = True
             self.emit(data)
         elif event.type == "log":
             self.emit({"type": "log", "level": event.level, "message": event.message})
@@ -105,6 +107,8 @@ class JsonEvents:
             }
             if result.error:
                 data["error"] = result.error
+            if event.retrying:
+                data["retrying"] = True
         else:
             return
         if event.run:

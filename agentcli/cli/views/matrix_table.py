@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from agentcli.cli.views.text import STATUS_STYLES, Block
+from agentcli.words import counted
 
 if TYPE_CHECKING:
     from agentcli.eval.results.matrix import Matrix, MatrixCell, MatrixPass
@@ -41,7 +42,7 @@ class MatrixTable(Block):
     def lines(self) -> list[Text]:
         """The title, then the table (or, when it is too wide, the cases one by one)."""
         grid = self.grid
-        title = f"  Matrix: {_cases(len(grid.rows))} × {len(grid.connectors)} connectors"
+        title = f"  Matrix: {_cases(len(grid.rows))} × {counted(len(grid.connectors), 'connector')}"
         rule = f"(a case {_MODE_WORDS[self.mode]})"
         shown, passing, more = self._shown_rows()
         table = self._table(shown)

@@ -13,6 +13,7 @@ from rich.text import Text
 from agentcli.choices import ATTRIBUTIONS
 from agentcli.cli.views.run_blocks import Heading
 from agentcli.cli.views.text import STATUS_STYLES, Block, preview
+from agentcli.words import counted
 
 if TYPE_CHECKING:
     from agentcli.eval.run.recap import Failure
@@ -28,17 +29,21 @@ class FailureRecap(Block):
     """``Short Summary``: the failures, how many are on each attribution class in the title."""
 
     failures: Sequence[Failure]
+    limit: int | None = None  # failures listed (None: every one), the rest counted
 
     def lines(self) -> list[Text]:
         """The heading, then ``STATUS [id] (runs ...) class: reason`` per failure."""
         count = len(self.failures)
-        title = f"Short Summary: {count} failing case{'s' if count != 1 else ''}"
+        title = f"Short Summary: {counted(count, 'failing case')}"
         classes = Counter(failure.attribution for failure in self.failures if failure.attribution)
         if classes:
             ordered = [(name, classes[name]) for name in ATTRIBUTIONS if classes[name]]
             title += " (" + ", ".join(f"{n} {name}" for name, n in ordered) + ")"
         lines = Heading(title).lines()
-        lines.extend(self._line(failure) for failure in self.failures)
+        shown = self.failures if self.limit is None else self.failures[: self.limit]
+        lines.extend(self._line(failure) for failure in shown)
+        if len(shown) < count:
+            lines.append(Text(f"  … and {count - len(shown):,} more", style="red"))
         return lines
 
     @staticmethod

@@ -68,7 +68,7 @@ class SummaryBlock(Block):
         rate = float(summary.pass_rate or 0.0)
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
         lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
-        lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.duration_ms or 0)}"))
+        lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.duration_ms)}"))
         cost = summary.extra.get("cost")
         if isinstance(cost, Mapping) and (shown := cost_text(cost)) is not None:
             lines.append(Text(f"  {'Cost:':<11}{shown}"))
@@ -77,7 +77,8 @@ class SummaryBlock(Block):
         if summary.extra.get("runs_per_case"):
             lines.extend(StabilityTable(summary.extra).lines())
         if self.output_path:
-            lines.append(Text(f"\n  Output: {self.output_path}"))
+            shown = "stdout" if self.output_path == "-" else self.output_path
+            lines.append(Text(f"\n  Output: {shown}"))
         return lines
 
     def _rows(self) -> list[tuple[str, Any, str]]:

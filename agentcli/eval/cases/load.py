@@ -53,6 +53,9 @@ class CaseInfo:
     judges: tuple[tuple[str, str | None], ...] = ()  # (use, connector) of agent assertions
     scripts: tuple[str, ...] = ()  # the functions of script assertions
     tags: tuple[str, ...] = ()  # for --tag / --exclude-tag
+    # Nothing can fail it but an error: no assertion, no expected, no checkpoint, no After
+    # hook (which may fail it) -- worth a warning before the run.
+    unchecked: bool = False
 
     @classmethod
     def of(cls, case: Case) -> CaseInfo:
@@ -72,6 +75,7 @@ class CaseInfo:
             judges=tuple(sorted(judges, key=str)) if judges else (),
             scripts=tuple(sorted(scripts)) if scripts else (),
             tags=tuple(case.tags),
+            unchecked=not (case.effective_assertions() or case.checkpoints or case.after),
         )
 
 

@@ -234,8 +234,11 @@ def _result(a: Assertion, check: Check) -> AssertionResult:
     """A checker's outcome with ``negate`` and ``message`` applied."""
     passed = check.passed != a.negate
     message = f"negated: {check.message}" if a.negate else check.message
+    extra: dict[str, Any] = {}
     if not passed and a.message:
-        message = a.message
+        # The case's own words lead; the checker's (what it wanted, what it got) are kept
+        # beside them, so reports still show why.
+        message, extra = a.message, {"detail": message}
     return AssertionResult(
         type=a.type,
         passed=passed,
@@ -244,6 +247,7 @@ def _result(a: Assertion, check: Check) -> AssertionResult:
         actual=check.actual,
         path=a.path,
         verdict=check.verdict,
+        extra=extra,
         attribution=None if passed else check.attribution,
     )
 

@@ -9,6 +9,7 @@ from statistics import fmean
 
 from agentcli.eval.reports._view import failure_message, one_line, tool_calls_of, value_text
 from agentcli.eval.results.model import CaseResult, ToolCall, cell_label
+from agentcli.words import counted
 
 from .model import (
     METRICS,
@@ -76,7 +77,7 @@ def _by_id(
     for group in groups.values():
         group.sort(key=lambda result: result.run or 0)
     if nameless:
-        notes.append(f"{label}: {nameless} result(s) without an id left out")
+        notes.append(f"{label}: {counted(nameless, 'result')} without an id left out")
     return groups
 
 

@@ -13,10 +13,13 @@ so ``agent eval`` streams their results to a JSON Lines file beside them as well
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from agentcli.errors import ConfigError
 from agentcli.eval.results.model import CaseResult, JsonObject, RunHeader, RunSummary
@@ -26,7 +29,7 @@ from agentcli.secrets import redact_data
 from ._buffered import BufferedWriter
 from ._files import Target, check_target, probe_writable
 from ._redact import redacted
-from .jsonl import JsonlWriter
+from .jsonl import JsonlStreamWriter, JsonlWriter
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",
@@ -34,10 +37,38 @@ __all__ = [
     "RedactingWriter",
     "ReportWriter",
     "StreamedReport",
+    "is_stdout",
     "read_results",
+    "results_to",
     "stream_path",
     "writer_for",
 ]
+
+# ``-o -``: the results go to stdout, as JSON Lines (the one format that streams).
+STDOUT = "-"
+# The stream ``-o -`` writes to: the CLI's private stdout while it runs (so nothing a
+# case prints can land in the results), else sys.stdout.
+_stdout: ContextVar[IO[str] | None] = ContextVar("results_stdout", default=None)
+
+
+def is_stdout(path: Path | str | None) -> bool:
+    """True for ``-o -``."""
+    return path is not None and str(path) == STDOUT
+
+
+@contextlib.contextmanager
+def results_to(stream: IO[str]) -> Iterator[None]:
+    """Inside the block, ``-o -`` writes to ``stream``."""
+    token = _stdout.set(stream)
+    try:
+        yield
+    finally:
+        _stdout.reset(token)
+
+
+def stdout_stream() -> IO[str]:
+    """Where ``-o -`` writes now."""
+    return _stdout.get() or sys.stdout
 
 
 class ReportWriter(Protocol):
@@ -140,7 +171,9 @@ class StreamedReport:
 class RedactingWriter:
     """Passes everything through ``redact_data`` so no secret reaches a report."""
 
-    def __init__(self, inner: JsonlWriter | BufferedWriter | StreamedReport) -> None:
+    def __init__(
+        self, inner: JsonlWriter | JsonlStreamWriter | BufferedWriter | StreamedReport
+    ) -> None:
         self.inner = inner
         self.path = inner.path
 
@@ -194,7 +227,11 @@ def writer_for(
 
     Unless ``check`` is off, every file it would replace is checked first (``ConfigError``,
     exit 2, before anything ran): none may be one of ``inputs``, an existing file must be a
-    report of its format (or ``force``), and its folder must take a new file."""
+    report of its format (or ``force``), and its folder must take a new file.
+
+    ``-`` is stdout (``stdout_stream()``), as JSON Lines."""
+    if is_stdout(path):
+        return RedactingWriter(JsonlStreamWriter(stdout_stream()))
     plain = _plain_writer(path)
     writer = RedactingWriter(
         StreamedReport(plain) if stream and not isinstance(plain, JsonlWriter) else plain

@@ -20,7 +20,14 @@ from agentcli.eval.results.matrix import (
     matrix_of,
     matrix_pass_of,
 )
-from agentcli.eval.results.model import CaseResult, RunReport, RunSummary, ToolCall, cell_label
+from agentcli.eval.results.model import (
+    AssertionResult,
+    CaseResult,
+    RunReport,
+    RunSummary,
+    ToolCall,
+    cell_label,
+)
 from agentcli.eval.stats.stability import classify
 from agentcli.models.pricing import format_usd
 
@@ -152,6 +159,48 @@ def failure_message(result: CaseResult) -> str:
         return result.error
     failed = [a for a in result.assertions if not a.passed]
     return "; ".join(a.message or f"{a.type or 'assertion'} failed" for a in failed)
+
+
+# The assertion types that look at the case's output itself (without a ``path``): their
+# "actual", when the record has none, is that output.
+_OUTPUT_CHECKS = frozenset(
+    (
+        "contains",
+        "not_contains",
+        "icontains",
+        "contains_any",
+        "contains_all",
+        "starts_with",
+        "regex",
+        "equals",
+        "is_json",
+        "type",
+        "agent",
+        "script",
+    )
+)
+COMPARE_LIMIT = 300  # characters of an expected or actual value shown beside a failure
+
+
+def comparison(item: AssertionResult, result: CaseResult) -> list[tuple[str, str]]:
+    """What a failed assertion wanted and what it got, as ``(label, text)`` rows: the
+    expected value, the actual one (the record's, else the case's output for a check of
+    the output), and the checker's own words when a custom ``message`` replaced them (so a
+    friendly message never hides why). Empty for an assertion that passed."""
+    if item.passed:
+        return []
+    rows: list[tuple[str, str]] = []
+    if item.expected is not None:
+        rows.append(("expected", one_line(value_text(item.expected), COMPARE_LIMIT)))
+    if item.actual is not None:
+        rows.append(("actual", one_line(value_text(item.actual), COMPARE_LIMIT)))
+    elif item.type in _OUTPUT_CHECKS and item.path is None:
+        shown = "(no output)" if result.output is None else value_text(result.output)
+        rows.append(("actual", one_line(shown, COMPARE_LIMIT)))
+    detail = item.extra.get("detail")
+    if isinstance(detail, str) and detail and detail != item.message:
+        rows.append(("check", one_line(detail, COMPARE_LIMIT)))
+    return rows
 
 
 # -- rates and stability -------------------------------------------------------------------

@@ -19,47 +19,40 @@ from agentcli.eval.results.codec import (
     ENVIRONMENT_KEYS,
     METADATA_KEYS,
     ordered,
-    report_document,
+    summary_dict,
     to_json,
-    usage_dict,
 )
 from agentcli.eval.results.model import (
     STATUSES,
     CaseResult,
-    CheckpointState,
     JsonObject,
     RunReport,
     RunSummary,
-    ToolCall,
-    Turn,
 )
 
 from ._buffered import BufferedWriter
+from ._html_data import TEXT_LIMIT, report_data
 from ._view import (
     MatrixView,
     adaptive_note,
-    case_cost_text,
     connector_cost_text,
     cost_text,
-    failure_message,
     format_duration,
     format_k,
     format_percent,
-    input_text,
     matrix_view,
-    one_line,
     runs_by_id,
     stability_view,
     summary_pass_rate,
-    tool_calls_of,
     value_text,
 )
 from .svg import duration_histogram, pass_rate_chart
 
 __all__ = ["HtmlWriter", "render_html"]
 
-# Enough to read any realistic answer; the full text stays reachable via "raw JSON".
-_PRE_LIMIT = 20_000
+_CASE_HEAD = "".join(
+    f"<th>{name}</th>" for name in ("#", "ID", "Status", "Duration", "Assertions", "Input")
+)
 
 
 @cache
@@ -74,9 +67,9 @@ def _e(value: Any) -> str:
 
 
 def _pre(text: str) -> str:
-    """A ``<pre>`` block, cut at ``_PRE_LIMIT`` characters."""
-    if len(text) > _PRE_LIMIT:
-        text = text[:_PRE_LIMIT] + f"\n… ({len(text) - _PRE_LIMIT} more characters; see raw JSON)"
+    """A ``<pre>`` block, cut at ``TEXT_LIMIT`` characters (the compare page's diffs)."""
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + f"\n… ({len(text) - TEXT_LIMIT} more characters)"
     return f"<pre>{_e(text)}</pre>"
 
 
@@ -134,38 +127,6 @@ def _badge(status: str) -> str:
     return f'<span class="badge s-{status}">{status}</span>'
 
 
-def _tags(result: CaseResult) -> str:
-    """A case's tags after its id (none: nothing)."""
-    return "".join(f' <span class="tag">{_e(tag)}</span>' for tag in result.tags)
-
-
-def _case_row(index: int, result: CaseResult) -> str:
-    """One row of the filterable cases table."""
-    status = result.status
-    checks = result.assertions
-    passed = sum(1 for a in checks if a.passed)
-    run = f" (run {_e(result.run)})" if result.run is not None else ""
-    run += _on(result) + _tags(result)
-    preview = one_line(input_text(result.input), 100)
-    tags = f' data-tags="{_e(" ".join(result.tags))}"' if result.tags else ""
-    return (
-        f'<tr data-index="{index}" data-status="{status}"{tags}>'
-        f'<td class="num">{index + 1}</td>'
-        f'<td><a href="#case-{index}" data-open="case-{index}"><code>{_e(result.id)}</code></a>{run}</td>'
-        f"<td>{_badge(status)}</td>"
-        f'<td class="num">{format_duration(result.duration_ms)}</td>'
-        f'<td class="num">{f"{passed}/{len(checks)}" if checks else "-"}</td>'
-        f'<td class="preview">{_e(preview)}</td></tr>'
-    )
-
-
-def _on(result: CaseResult) -> str:
-    """`` @ connector`` for a result of a connector matrix."""
-    if result.connector is None:
-        return ""
-    return f' @ <span class="connector">{_e(result.connector)}</span>'
-
-
 def _matrix(view: MatrixView) -> str:
     """The connector matrix: a row per case, a column per connector; each cell links to
     its result in the details (its first that did not pass), which it opens."""
@@ -198,134 +159,6 @@ def _matrix(view: MatrixView) -> str:
         '<section id="matrix"><h2>Matrix</h2><table id="matrix-table">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
         f"<tfoot>{foot}</tfoot></table></section>"
-    )
-
-
-def _case_table(results: list[CaseResult]) -> str:
-    """The filterable cases table (rows carry ``data-index``/``data-status`` for the JS)."""
-    head = "".join(
-        f"<th>{h}</th>" for h in ("#", "ID", "Status", "Duration", "Assertions", "Input")
-    )
-    rows = "".join(_case_row(i, r) for i, r in enumerate(results))
-    return f'<table id="case-table"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-
-
-def _assertions(result: CaseResult) -> str:
-    """The assertion records with their messages."""
-    rows = []
-    for item in result.assertions:
-        ok = item.passed
-        rows.append(
-            [
-                f"<code>{_e(item.type or '?')}</code>",
-                f'<span class="{"ok" if ok else "bad"}">{"pass" if ok else "fail"}</span>',
-                _e(item.message or (item.verdict or {}).get("reason") or ""),
-            ]
-        )
-    return _table(["Type", "Result", "Message"], rows)
-
-
-def _tool_calls(calls: list[ToolCall]) -> str:
-    """Tool calls with arguments and results."""
-    rows = []
-    for index, call in enumerate(calls, 1):
-        state = (
-            f'<span class="bad">{_e(call.error)}</span>'
-            if call.error
-            else '<span class="ok">ok</span>'
-        )
-        rows.append(
-            [
-                str(index),
-                _e(call.server or "-"),
-                f"<code>{_e(call.tool or '?')}</code>",
-                state,
-                _pre(value_text(call.arguments)),
-                _pre(value_text(call.result, empty="-")),
-            ]
-        )
-    return _table(["#", "Server", "Tool", "Status", "Arguments", "Result"], rows)
-
-
-def _checkpoints(points: list[CheckpointState]) -> str:
-    """Checkpoint states with judge verdicts."""
-    rows = []
-    for point in points:
-        judge = point.agent_validation or {}
-        message = point.message or ""
-        if judge.get("reason"):
-            message = f"{message} (judge: {judge['reason']})".strip()
-        ok = point.reached
-        rows.append(
-            [
-                f"<code>{_e(point.id or '?')}</code>",
-                "yes" if point.required else "no",
-                f'<span class="{"ok" if ok else "bad"}">{"reached" if ok else "not reached"}</span>',
-                _e(point.reached_at_turn or "-"),
-                _e(message),
-            ]
-        )
-    return _table(["Checkpoint", "Required", "Reached", "Turn", "Message"], rows)
-
-
-def _transcript(turns: list[Turn]) -> str:
-    """A dynamic case's conversation, turn by turn."""
-    items = []
-    for turn in turns:
-        reached = ", ".join(turn.checkpoints_reached)
-        head = f"Turn {_e(turn.turn or '?')} · {format_duration(turn.duration_ms)}"
-        if reached:
-            head += f' · <span class="ok">✓ {_e(reached)}</span>'
-        parts = [
-            f'<div class="turn-head">{head}</div>',
-            '<div class="who">User</div>' + _pre(input_text(turn.input)),
-            '<div class="who">Agent</div>' + _pre(value_text(turn.output)),
-        ]
-        if turn.tool_calls:
-            parts.append('<div class="who">Tool calls</div>' + _tool_calls(turn.tool_calls))
-        if turn.error:
-            parts.append('<div class="who">Error</div>' + _pre(turn.error))
-        items.append("<li>" + "".join(parts) + "</li>")
-    return '<ol class="turns">' + "".join(items) + "</ol>"
-
-
-def _case_detail(index: int, result: CaseResult) -> str:
-    """A collapsible section with everything about one case (open when it did not pass)."""
-    status = result.status
-    run = f" run {_e(result.run)}" if result.run is not None else ""
-    run += _on(result) + _tags(result)
-    body = []
-    if status != "passed" and failure_message(result):
-        body.append(
-            '<div class="error-box"><h4>Error</h4>' + _pre(failure_message(result)) + "</div>"
-        )
-    body.append("<h4>Input</h4>" + _pre(input_text(result.input)))
-    body.append("<h4>Output</h4>" + _pre(value_text(result.output, empty="(no output)")))
-    if result.expected is not None:
-        body.append("<h4>Expected</h4>" + _pre(value_text(result.expected)))
-    if result.assertions:
-        body.append("<h4>Assertions</h4>" + _assertions(result))
-    if tool_calls_of(result):
-        body.append("<h4>Tool calls</h4>" + _tool_calls(tool_calls_of(result)))
-    if result.checkpoints:
-        body.append("<h4>Checkpoints</h4>" + _checkpoints(result.checkpoints))
-    if result.turns:
-        body.append("<h4>Transcript</h4>" + _transcript(result.turns))
-    if result.trace is not None:
-        usage = usage_dict(result.trace.usage)
-        if (cost := case_cost_text(result)) is not None:
-            usage["cost"] = cost
-        body.append("<h4>Usage</h4>" + _meta_list(usage))
-    body.append(
-        f'<button type="button" class="raw-toggle" data-raw="{index}">Show raw JSON</button>'
-        '<pre class="raw" hidden></pre>'
-    )
-    is_open = " open" if status != "passed" else ""
-    return (
-        f'<details class="case" id="case-{index}" data-index="{index}" data-status="{status}"{is_open}>'
-        f"<summary>{_badge(status)} <code>{_e(result.id)}</code>{run}"
-        f'<span class="dur">{format_duration(result.duration_ms)}</span></summary>'
-        f'<div class="body">{"".join(body)}</div></details>'
     )
 
 
@@ -362,8 +195,11 @@ def _stability(items: list[JsonObject], results: list[CaseResult]) -> str:
 
 
 def _embedded(report: RunReport) -> str:
-    """The report as JSON that cannot break out of its script element."""
-    text = to_json(report_document(report))
+    """The report's data (``_html_data``) as JSON that cannot break out of its script
+    element."""
+    data = report_data(report.results)
+    data["summary"] = summary_dict(report.summary)
+    text = to_json(data)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -392,16 +228,17 @@ def render_html(report: RunReport) -> str:
         note = adaptive_note(summary)
         if note is not None:
             sections.append(f'<p class="note">{_e(note)}</p>')
+    # The rows and each case's page are drawn by the script from the data, a page of rows
+    # at a time and a case when it is opened: the file carries no per-case markup.
     sections.append(
         '<section id="cases"><h2>Cases</h2><div class="filters">'
         f'<label>Status <select id="status-filter">{options}</select></label>'
         '<input type="search" id="search" placeholder="Search id, input, output, errors…" aria-label="Search">'
-        '<span class="count" id="shown-count"></span></div>' + _case_table(results) + "</section>"
-    )
-    sections.append(
-        '<section id="details"><h2>Details</h2>'
-        + "".join(_case_detail(i, r) for i, r in enumerate(results))
-        + "</section>"
+        '<span class="count" id="shown-count"></span></div>'
+        f'<table id="case-table"><thead><tr>{_CASE_HEAD}</tr></thead><tbody></tbody></table>'
+        '<button type="button" id="more" hidden></button>'
+        "<noscript><p>The cases are listed by the report's script: allow JavaScript for this "
+        "file, or read them with <code>agent extract</code>.</p></noscript></section>"
     )
     if environment:
         sections.append(

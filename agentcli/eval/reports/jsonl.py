@@ -39,7 +39,7 @@ from ._files import (
     write_failed,
 )
 
-__all__ = ["JsonlWriter"]
+__all__ = ["JsonlStreamWriter", "JsonlWriter"]
 
 _HEADER_LINE = re.compile(r'\s*\{\s*"type"\s*:\s*"(header|start)"')
 
@@ -145,6 +145,44 @@ class JsonlWriter:
             handle.flush()
         except OSError as exc:
             raise self._failed(exc) from exc
+
+
+class JsonlStreamWriter(JsonlWriter):
+    """The same lines onto a stream (``-o -``: stdout), each flushed as it is written; the
+    stream is the caller's, left open."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__(Path("-"))
+        self._stream = stream
+
+    def targets(self) -> list[Target]:
+        """No file is replaced."""
+        return []
+
+    def open(self, header: RunHeader, kept: Iterable[CaseResult] = ()) -> None:
+        """The header and the ``kept`` results, at once."""
+        self._file = self._stream
+        self._write(_line("header", header_dict(header)))
+        for result in kept:
+            self._write(_line("result", result_dict(result)))
+            self.written += 1
+
+    def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
+        """The stability and summary lines; the stream stays open."""
+        for item in stability_results or []:
+            self._write(_line("stability", ordered(item, STABILITY_KEYS)))
+        self._write(_line("summary", summary_dict(summary)))
+        self._file = None
+        self.complete = True
+
+    def abandon(self) -> None:
+        """Stop writing (the stream stays open)."""
+        self._file = None
+
+    def saved_note(self) -> str:
+        """Where the results written so far went."""
+        count = f"{self.written} finished result" + ("" if self.written == 1 else "s")
+        return f"the {count} written before went to stdout"
 
 
 def _line(kind: str, record: JsonObject) -> JsonObject:

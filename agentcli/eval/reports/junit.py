@@ -9,7 +9,7 @@ from typing import Any
 from agentcli.eval.results.model import CaseResult, RunReport, cell_label
 
 from ._buffered import BufferedWriter
-from ._view import failure_message, value_text
+from ._view import comparison, failure_message, value_text
 
 __all__ = ["JunitWriter", "render_junit"]
 
@@ -35,6 +35,7 @@ def _details(result: CaseResult) -> str:
     for item in result.assertions:
         if not item.passed:
             lines.append(f"[{item.type or 'assertion'}] {item.message or 'failed'}")
+            lines.extend(f"    {label}: {text}" for label, text in comparison(item, result))
     return "\n".join(lines)
 
 

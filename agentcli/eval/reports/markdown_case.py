@@ -15,6 +15,7 @@ from ._view import (
     STATUS_ICONS,
     StabilityView,
     case_cost_text,
+    comparison,
     failure_message,
     format_duration,
     format_k,
@@ -87,11 +88,15 @@ def _strip_markdown_fence(text: str) -> str:
 
 
 def _output_block(output: Any, *, raw: bool, limit: int | None) -> str:
-    """The output: raw Markdown for text answers when ``raw``, else a fence."""
+    """The output, always fenced (a heading or table in an answer cannot break the page's
+    own structure); with ``raw`` a text answer is a ``markdown`` fence, Yao's whole-answer
+    wrapper taken off first."""
     if output is None:
         return "_(no output)_"
     if isinstance(output, str):
-        return _strip_markdown_fence(output) if raw else fence(output, "text", limit)
+        if raw:
+            return fence(_strip_markdown_fence(output), "markdown", limit)
+        return fence(output, "text", limit)
     return fence(value_text(output), "json", limit)
 
 
@@ -99,13 +104,18 @@ def _assertions(result: CaseResult) -> str:
     """The assertion records as a table."""
     rows = []
     for index, item in enumerate(result.assertions, 1):
-        message = item.message or (item.verdict or {}).get("reason") or ""
+        message = escape(item.message or (item.verdict or {}).get("reason") or "")
+        compared = [
+            f"{label}: {code(text, in_table=True)}" for label, text in comparison(item, result)
+        ]
+        if compared:  # expected vs actual under the message, in the same cell
+            message = "<br>".join(part for part in (message, *compared) if part)
         rows.append(
             [
                 str(index),
                 code(item.type or "?", in_table=True),
                 "✅ pass" if item.passed else "❌ fail",
-                escape(message),
+                message,
             ]
         )
     return table(["#", "Type", "Result", "Message"], rows)

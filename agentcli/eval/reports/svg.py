@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from agentcli.words import counted
+
 from ._view import StabilityView, format_duration, format_percent
 
 __all__ = ["STABILITY_COLORS", "duration_histogram", "pass_rate_chart"]
@@ -75,7 +77,7 @@ def duration_histogram(durations: list[float]) -> str:
         bar_h = (bottom - top) * count / peak
         x = left + index * slot
         start = low + index * width
-        tip = f"{format_duration(start)}–{format_duration(start + width)}: {count} run(s)"
+        tip = f"{format_duration(start)}–{format_duration(start + width)}: {counted(count, 'run')}"
         bars.append(
             f'<g><title>{escape(tip)}</title><rect class="bar" x="{x + 1:.1f}" y="{bottom - bar_h:.1f}" '
             f'width="{max(slot - 2, 1):.1f}" height="{bar_h:.1f}"/></g>'
@@ -89,7 +91,7 @@ def duration_histogram(durations: list[float]) -> str:
         f'<text x="{right}" y="{bottom + 16}" text-anchor="end">'
         f"{escape(format_duration(low + width * bins))}</text>"
         f'<text x="{(left + right) / 2:.0f}" y="{bottom + 28}" text-anchor="middle">'
-        f"duration per run ({len(values)} runs)</text>"
+        f"duration per run ({counted(len(values), 'run')})</text>"
     )
     return (
         f'<svg role="img" aria-label="Duration histogram" '

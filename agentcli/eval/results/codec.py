@@ -59,6 +59,7 @@ from typing import Any
 from agentcli.assistant.request import ToolCall
 from agentcli.choices import ATTRIBUTIONS, Attribution, one_of
 from agentcli.models.base import Usage
+from agentcli.words import counted
 
 from .model import (
     STATUSES,
@@ -453,7 +454,8 @@ class _Fields:
         objects = [item for item in value if isinstance(item, dict)]
         if len(objects) != len(value):
             self.note(
-                key, f"has {len(value) - len(objects)} item(s) that are not objects (ignored)"
+                key,
+                f"has {counted(len(value) - len(objects), 'item')} that are not objects (ignored)",
             )
         return objects
 

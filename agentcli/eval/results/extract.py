@@ -46,6 +46,7 @@ from agentcli.eval.reports.markdown_case import (
 from agentcli.eval.results.codec import result_dict, to_json
 from agentcli.eval.results.model import RunSummary, cell_label
 from agentcli.eval.results.reader import read_results
+from agentcli.words import counted
 
 __all__ = ["FORMATS", "extract", "safe_file_stem"]
 
@@ -118,11 +119,22 @@ def _write(path: Path, text: str, written: list[Path], *, as_json: bool = False)
     except OSError as exc:
         what, todo = explain(exc)
         raise OutputError(
-            f"cannot write {path}: {what}; {len(written)} file(s) were written to "
+            f"cannot write {path}: {what}; {counted(len(written), 'file')} {'was' if len(written) == 1 else 'were'} written to "
             f"{path.parent} before it (the results file is unchanged)",
             hint=f"{todo}, then run agent extract again",
         ) from exc
     written.append(path)
+
+
+# Each count of the index, with its word for one ("1 error", "2 errors").
+_COUNT_WORDS = (
+    ("total", "total"),
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("errors", "error"),
+    ("timeouts", "timeout"),
+    ("skipped", "skipped"),
+)
 
 
 def _index(
@@ -133,8 +145,8 @@ def _index(
     parts += [f"> ⚠️ {escape(warning)}" for warning in warnings]
     if summary is not None:
         counts = ", ".join(
-            f"{getattr(summary, k)} {k}"
-            for k in ("total", "passed", "failed", "errors", "timeouts", "skipped")
+            f"{getattr(summary, key)} {key if getattr(summary, key) != 1 else one}"
+            for key, one in _COUNT_WORDS
         )
         parts.append(escape(counts))
     parts.append(table(["ID", "Status", "Duration", "File"], rows) if rows else "_No cases._")

@@ -53,6 +53,7 @@ from agentcli.eval.results.model import (
     summarize,
 )
 from agentcli.eval.stats.stability import CaseStability, stability_for_case, stability_summary
+from agentcli.words import counted
 
 __all__ = ["MergedReport", "exit_code_for", "merge_files", "merge_reports", "write_merged"]
 
@@ -144,7 +145,7 @@ def merge_reports(
         summary.extra["matrix"] = grid.summary(mode, min_pass_rate)
     else:
         warnings += [
-            f"{name}: {len(report.stability_results)} stability result(s) without per-run "
+            f"{name}: {counted(len(report.stability_results), 'stability result')} without per-run "
             "results cannot be recomputed and were dropped"
             for name, report in zip(names, loaded, strict=True)
             if report.stability_results

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 
 from agentcli.datafiles import loads_json
 from agentcli.errors import CaseFileError
+from agentcli.words import counted
 
 from .codec import Notes, read_header, read_result, read_stability, read_summary
 from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
@@ -73,7 +74,8 @@ class LoadedReport:
         hidden = self.repaired - _MAX_REPAIR_WARNINGS
         if hidden > 0:
             self.warnings.append(
-                f"{path}: {hidden} more record(s) had fields of the wrong type, repaired the same way"
+                f"{path}: {counted(hidden, 'more record')} had fields of the wrong type, repaired the "
+                "same way"
             )
 
 
@@ -204,7 +206,7 @@ def _read_lines(path: Path | str, text: str) -> LoadedReport:
     if loaded.summary is None:
         loaded.warnings.append(
             f"{path}: no summary line: the run did not finish; "
-            f"{len(loaded.results)} finished case(s) read"
+            f"{counted(len(loaded.results), 'finished case')} read"
         )
     return loaded
 

@@ -244,6 +244,9 @@ class EvalRunner:
         self._grace: asyncio.TimerHandle | None = None
         self.delivered = 0
         self._finished: list[dict[str, Any]] = []
+        # The attempt each case run under --retries is on, so the result of one that runs
+        # again is told as such (a view shows the case once, with its last attempt).
+        self._attempts: dict[tuple[str, int | None, str | None], int] = {}
 
     def _deliver(self, result: CaseResult) -> None:
         self.delivered += 1
@@ -349,7 +352,18 @@ class EvalRunner:
         result.helper_usage = spent or None
         result.tags = list(case.tags)
         attribute(result)  # who a failure is on, before anyone is shown it
-        self.on_event(RunEvent("test_result", case=case, run=run, result=result, connector=column))
+        attempt = self._attempts.get((case.id, run, column), self.config.retries + 1)
+        retrying = result.attribution in RETRIED and attempt <= self.config.retries
+        self.on_event(
+            RunEvent(
+                "test_result",
+                case=case,
+                run=run,
+                result=result,
+                connector=column,
+                retrying=retrying,
+            )
+        )
         return result
 
     async def _call_run_hook(self, label: str, ref: str, *args: Any) -> Any:
@@ -526,16 +540,20 @@ class EvalRunner:
         """``run_case``, re-run while ``--retries`` allow and its failure is one a second try
         can help: ``infra`` (provider, network, timeout) or ``judge``, never the agent's own
         nor the package's hooks and scripts (docs/eval.md, "Failure attribution")."""
-        result = await self.run_case(case, run, column)
-        attempts = 1
-        while result.attribution in RETRIED and attempts <= self.config.retries:
-            attempts += 1
-            self.log(
-                f"retrying [{cell_label(case.id, column)}] (attempt {attempts}/"
-                f"{self.config.retries + 1}): {result.error}",
-                "warning",
-            )
+        key = (case.id, run, column)
+        attempts = self._attempts[key] = 1
+        try:
             result = await self.run_case(case, run, column)
+            while result.attribution in RETRIED and attempts <= self.config.retries:
+                attempts = self._attempts[key] = attempts + 1
+                self.log(
+                    f"retrying [{cell_label(case.id, column)}] (attempt {attempts}/"
+                    f"{self.config.retries + 1}): {result.error}",
+                    "warning",
+                )
+                result = await self.run_case(case, run, column)
+        finally:
+            del self._attempts[key]
         if attempts > 1:
             result.attempts = attempts
         return result

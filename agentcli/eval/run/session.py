@@ -659,6 +659,12 @@ def _plan(
             assert column.cassettes is not None
             column.cassettes.check([info.id for info in selected], config.runs)
     baseline = _baseline(options)
+    if baseline is not None and options.output is not None and str(options.output) == "-":
+        raise ConfigError(
+            "--baseline compares the run's results read back from its file; -o - writes "
+            "them to stdout",
+            hint="give -o a file",
+        )
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
@@ -707,6 +713,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
     skipped = sum(1 for c in selected if c.skip)
     if skipped:
         view.warning(f"Skipped: {_count(skipped, 'test case')}")
+    if suite is None:  # a script test asserts in its code
+        _unchecked_warning([c for c in selected if c.unchecked and not c.skip], view)
     selection = selection_of(config, options)
     # "Selected: 6 of 11 test cases (tag smoke)": when tags were asked for, or the
     # project's excluded tags left cases out
@@ -716,7 +724,8 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         )
     elif run_filter is not None:
         matched = _count(len(selected), "test case")
-        view.info(f'Filter: "{options.run_filter}" ({matched} match)')
+        verb = "matches" if len(selected) == 1 else "match"
+        view.info(f'Filter: "{options.run_filter}" ({matched} {verb})')
     if options.ctx_file:
         view.info(f"Context: {options.ctx_file}")
     if config.registry.state.kind != "fresh":
@@ -749,6 +758,21 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
         _other_columns_warning(plan.resumed, config, view)
+
+
+def _unchecked_warning(unchecked: list[CaseInfo], view: EvalView) -> None:
+    """``No assertions: 2 test cases pass whatever the answer (a, b)``."""
+    if not unchecked:
+        return
+    shown = ", ".join(case.id for case in unchecked[:5])
+    more = f" and {len(unchecked) - 5} more" if len(unchecked) > 5 else ""
+    verb = "passes" if len(unchecked) == 1 else "pass"
+    first = unchecked[0].source
+    where = f"{first}: " if first is not None else ""
+    view.warning(
+        f"{where}No assertions: {_count(len(unchecked), 'test case')} {verb} whatever the "
+        f'answer ({shown}{more}); give each an "assert" or an "expected"'
+    )
 
 
 def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> None:
@@ -1040,6 +1064,15 @@ class CaseRun:
         tally.write_failure = write_failure
         return summary, stability
 
+    def _progress_said(self) -> str:
+        """``3 of 11 test cases finished`` (``runs`` under --runs or a matrix), counting the
+        results ``--resume`` kept."""
+        config, plan = self.config, self.plan
+        planned = len(plan.selected) * config.runs * max(1, len(config.connectors))
+        done = self.runner.delivered + (len(plan.kept) if plan.resumed is not None else 0)
+        noun = "run" if planned != len(plan.selected) else "test case"
+        return f"{done:,} of {_count(planned, noun)} finished"
+
     def finish(self, summary: RunSummary, stability: list[CaseStability]) -> int:
         """Show the summary and the verdict; the exit code."""
         view, options, writer = self.view, self.options, self.plan.writer
@@ -1060,9 +1093,7 @@ class CaseRun:
             written = f"{output_path}" + (
                 f" and {writer.stream_path}" if writer.stream_path else ""
             )
-            view.warning(
-                f"Interrupted: {self.runner.delivered} finished results written to {written}"
-            )
+            view.warning(f"Interrupted: {self._progress_said()}; their results are in {written}")
             return EXIT_INTERRUPTED
         code = exit_code_for(summary, stability, options.pass_bar)
         if grid is not None:  # a matrix: its cells decide, by --matrix-pass
@@ -1163,7 +1194,8 @@ def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
     orphans = sum(1 for result in resumed.results if not result.id)
     if orphans:
         view.warning(
-            f"{orphans} kept result(s) have no usable id and match no case: "
+            f"{_count(orphans, 'kept result')} {'has' if orphans == 1 else 'have'} no usable id "
+            "and match no case: "
             "they stay in the file, and no case counts as done because of them"
         )
 
@@ -1185,6 +1217,7 @@ def _estimate(config: EvalConfig, cases: CaseSet, view: EvalView) -> int:
 def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: InputSpec) -> int:
     """List the cases; with ``-o``, write them as a case file (never over an input, never
     over an existing file without ``--force``)."""
+    from agentcli.eval.reports import is_stdout, stdout_stream
     from agentcli.eval.reports._files import (
         JSON_ERRORS,
         atomic_write_text,
@@ -1192,6 +1225,13 @@ def _dry_run(cases: Iterable[Case], options: EvalOptions, view: EvalView, spec: 
         probe_writable,
     )
 
+    if is_stdout(options.output):  # -o -: the case file on stdout
+        for case in cases:
+            view.dry_run_case(case)
+        out = stdout_stream()
+        out.writelines(json.dumps(case.to_dict(), ensure_ascii=False) + "\n" for case in cases)
+        out.flush()
+        return EXIT_OK
     if options.output is not None:
         check_target(
             options.output,

@@ -35,6 +35,8 @@ class RunEvent:
     message: str = ""
     stream: Stream | None = None  # output only
     connector: str | None = None  # the matrix column the case runs on (None outside one)
+    # test_result of an attempt --retries runs again: not the case's result, which follows
+    retrying: bool = False
 
 
 class EvalView(Protocol):

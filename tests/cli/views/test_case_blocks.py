@@ -54,10 +54,46 @@ def failed_sum() -> CaseResult:
     return result
 
 
-def test_a_result_line_shows_the_error_under_a_failure():
+def test_a_result_line_shows_each_failed_assertion_with_what_it_got():
     assert rendered(ResultLine(CASE, failed_sum())) == (
-        '► [sum] add 2 3 FAILED (12ms)\n  └─ expected "6"\n'
+        '► [sum] add 2 3 FAILED (12ms)\n  └─ ✗ contains: expected "6"\n'
+        '       actual: { "sum": 5 }\n'
     )
+
+
+def test_a_custom_message_still_shows_expected_actual_and_the_checkers_words():
+    friendly = AssertionResult(
+        "contains",
+        False,
+        "the bot must quote the price",
+        expected="$5",
+        extra={"detail": "expected output to contain '$5'"},
+    )
+    other = AssertionResult("equals", False, "wrong total", expected=6, actual=5)
+    result = CaseResult(
+        id="sum", status="failed", duration_ms=12, error="the bot must quote the price",
+        output="it is free", assertions=[friendly, other, other, other],
+    )  # fmt: skip
+    assert rendered(ResultLine(CASE, result)).splitlines() == [
+        "► [sum] add 2 3 FAILED (12ms)",
+        "  └─ ✗ contains: the bot must quote the price",
+        "       expected: $5 · actual: it is free",
+        "       check: expected output to contain '$5'",
+        "  └─ ✗ equals: wrong total",
+        "       expected: 6 · actual: 5",
+        "  └─ ✗ equals: wrong total",
+        "       expected: 6 · actual: 5",
+        "  └─ … and 1 more failed assertion",
+    ]
+
+
+def test_an_error_that_is_no_assertion_message_is_shown_too():
+    result = failed_sum()
+    result.error = "hook after failed"
+    assert rendered(ResultLine(CASE, result)).splitlines()[1:3] == [
+        "  └─ hook after failed",
+        '  └─ ✗ contains: expected "6"',
+    ]
 
 
 def test_a_passed_result_line_is_one_line_and_a_script_test_has_no_input_gap():
@@ -73,6 +109,7 @@ def test_a_verbose_result_line_shows_assertions_retries_tools_prints_and_output(
         "► [sum] Run 2: add 2 3 FAILED (12ms)",
         '  └─ expected "6"',
         '  │ ✗ contains expected "6"',
+        '  │     actual: { "sum": 5 }',
         "  │ retried a model call after rate_limit (attempt 1, waited 0.5s)",
         '  │ tool probe/add → OK (args: {"a": 2})',
         '  │ tool div → ERR: division by zero (args: {"a": 1})',

@@ -106,7 +106,8 @@ def test_console_view_plain():
         RULE1,
         "► [greet] hello there friend PASSED (1.2s)",
         "► [sum] Run 2: add 2 3 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... FAILED (12ms)",
-        '  └─ expected output to contain "6"',
+        '  └─ ✗ contains: expected output to contain "6"',
+        '       actual: { "sum": 5 }',
         "► [slow] sleep TIMEOUT (1.5m)",
         "  └─ timed out after 90s",
         "⚠ after script failed",
@@ -140,9 +141,10 @@ def test_console_view_verbose_shows_assertions_tools_and_output():
         "  └─ Output: Hello!",
     ]
     sum_line = next(i for i, line in enumerate(lines) if line.startswith("► [sum]"))
-    assert lines[sum_line + 1 : sum_line + 5] == [
+    assert lines[sum_line + 1 : sum_line + 6] == [
         '  └─ expected output to contain "6"',
         '  │ ✗ contains expected output to contain "6"',
+        '  │     actual: { "sum": 5 }',
         '  │ tool probe/add → OK (args: {"a": 2})',
         '  └─ Output: {"sum": 5}',
     ]
@@ -227,3 +229,27 @@ def test_verbose_shows_model_retries():
 def test_the_live_bar_is_for_interactive_terminals_only(environ, bar):
     console = Console(file=io.StringIO(), width=80, force_terminal=True, _environ=environ)
     assert ConsoleView(console).show_progress is bar
+
+
+def test_the_progress_bar_counts_passed_and_failed_and_gives_an_eta():
+    out = io.StringIO()
+    console = Console(file=out, width=100, color_system=None, force_terminal=True)
+    view = ConsoleView(console, progress=True)
+    view.start_progress(4)
+    (case,) = cases({"id": "a", "input": "x"})
+    for status in ("passed", "failed", "error"):
+        result = CaseResult(id="a", status=status, duration_ms=5)  # type: ignore[arg-type]
+        view.on_event(RunEvent("test_result", case=case, result=result))
+    assert view._progress is not None
+    shown = io.StringIO()
+    Console(file=shown, width=100, color_system=None).print(view._progress.get_renderable())
+    line = shown.getvalue().rstrip()
+    assert re.fullmatch(r"  running ━+\S* +3/4 ✓ 1 ✗ 2 0:00:0\d ETA (-:--:--|0:00:0\d)", line), line
+    view.stop_progress()
+    assert view._progress is None
+
+
+def test_no_progress_bar_off_a_terminal():
+    view = ConsoleView(Console(file=io.StringIO(), width=80))  # a file: CI logs, a pipe
+    view.start_progress(10)
+    assert view._progress is None

@@ -398,8 +398,11 @@ async def test_negate_inverts_any_type():
 async def test_message_replaces_the_failure_message_only():
     bad = await check("contains", "nope", value="Hi", message="the agent must greet")
     assert not bad.passed and bad.message == "the agent must greet"
+    # The checker's own words stay beside it, for reports to show why.
+    assert bad.extra == {"detail": 'expected output to contain "Hi"'} and bad.expected == "Hi"
+    assert bad.to_dict()["detail"] == 'expected output to contain "Hi"'
     ok = await check("contains", "Hi!", value="Hi", message="the agent must greet")
-    assert ok.passed and ok.message == 'output contains "Hi"'
+    assert ok.passed and ok.message == 'output contains "Hi"' and ok.extra == {}
 
 
 # --- agent judge ----------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def test_a_threshold_needs_both_its_absolute_and_relative_change():
 def test_results_without_an_id_are_left_out_with_a_note():
     compared = diff([result("a"), result("")], [result("a")])
     assert [case.id for case in compared.cases] == ["a"]
-    assert compared.notes == ["base.jsonl: 1 result(s) without an id left out"]
+    assert compared.notes == ["base.jsonl: 1 result without an id left out"]
 
 
 def test_the_failure_reason_of_the_new_run_is_kept():

@@ -8,8 +8,6 @@ import hashlib
 import json
 import math
 import re
-import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from agentcli.eval.reports.junit import JunitWriter
 from agentcli.eval.reports.markdown import MarkdownWriter
 from agentcli.eval.results.model import CaseResult, RunHeader, RunSummary
 from agentcli.eval.results.reader import read_document
+from tests.eval.reports.page import report_data
 
 EVIL_ID = "<script>alert(1)</script>"
 UNICODE_ID = "報告-✓-café"
@@ -653,57 +652,72 @@ def test_junit_has_one_testcase_per_stability_run(tmp_path: Path) -> None:
 # -- HTML ----------------------------------------------------------------------------------
 
 
-def _embedded_data(page: str) -> dict[str, Any]:
-    match = re.search(
-        r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S
-    )
-    assert match is not None
-    return json.loads(match.group(1))
-
-
 def test_html_is_self_contained_and_escapes_user_content(tmp_path: Path) -> None:
     results = sample_results()
     page = write_report(HtmlWriter(tmp_path / "out.html"), results).read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
     assert "<script>alert" not in page and "alert(3)</script>" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    for result in results:
-        escaped = result["id"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        assert escaped in page
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in page  # inside the data
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"\b(src|href)=\"(?!#)", page)  # only in-page anchors
     assert "<link" not in page
     # Exactly our two script elements: the JSON data and the inline, hash-allowed code.
     assert page.count("<script") == 2
-    data = _embedded_data(page)
-    assert [r["id"] for r in data["results"]] == [r["id"] for r in results]
+    data = report_data(page)
+    assert sorted(row[1] for row in data["cases"]) == sorted(r["id"] for r in results)
     script = re.search(r"\n<script>(.*?)</script>", page, re.S)
     assert script is not None
     digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
     assert f"script-src &#x27;sha256-{digest}&#x27;" in page
 
 
-def test_html_shows_case_details(tmp_path: Path) -> None:
-    page = write_report(HtmlWriter(tmp_path / "out.html"), sample_results()).read_text(
-        encoding="utf-8"
-    )
-    for text in (
-        'id="status-filter"',
-        'id="search"',
-        "expected output to contain &#x27;refund&#x27;",
-        "lookup_policy",
-        "policy service unavailable",
-        "never submitted",  # judge reason of a checkpoint
-        "Turn 2",
-        "$50 for lunch",
-        "get_categories",
-        "agent error: boom",
-        "&lt;b&gt;not&lt;/b&gt; equal | pipe",
-    ):
-        assert text in page, text
-    assert page.count('<details class="case"') == len(sample_results())
-    assert page.count('data-status="failed"') == 2 * 3  # table row + details per failed case
+def test_html_data_lists_failures_first_with_their_pages(tmp_path: Path) -> None:
+    results = sample_results()
+    page = write_report(HtmlWriter(tmp_path / "out.html"), results).read_text(encoding="utf-8")
+    data = report_data(page)
+    rows = data["cases"]
+    statuses = [row[2] for row in rows]
+    not_passing = [r["status"] for r in results if r["status"] not in ("passed", "skipped")]
+    assert statuses == [*not_passing, "skipped", "passed", "passed"]
+    assert [row[0] for row in rows][:3] == [1, 2, 3]  # file order within the failures
+    by_id = {row[1]: data["details"][row[7]] for row in rows if len(row) > 7 and row[7] is not None}
+    refund = by_id["refund-policy"]
+    assert refund["error"] == "expected output to contain 'refund'"
+    assert refund["tools"][0][:3] == ["erp", "lookup_policy", "policy service unavailable"]
+    assert refund["assertions"][0] == [
+        "contains",
+        False,
+        "expected output to contain 'refund'",
+        [["actual", '{ "answer": "no idea" }']],
+    ]
+    assert refund["usage"]["total_tokens"] == 17
+    flow = by_id["expense-flow"]
+    assert flow["turns"][1]["user"] == "$50 for lunch"
+    assert flow["turns"][1]["tools"][0][1] == "get_categories"
+    assert flow["checkpoints"][1][4] == "judge said no (judge: never submitted)"
+    assert by_id["broken"]["error"] == "agent error: boom"
+    # A passed case is its row: what it was asked and said, not its trace.
+    greet = next(row for row in rows if row[1] == "greet")
+    assert greet == [0, "greet", "passed", 850, "Hello", "1/1", "Hello! How can I help?",
+                     None, None, None, [], "$0.0004 (agent $0.0004)"]  # fmt: skip
+    assert "greet" not in by_id
     assert "<svg" not in page  # charts only for stability runs
+    assert '<details class="case"' not in page  # no per-case markup: the script draws it
+
+
+def test_html_data_writes_a_repeated_string_once() -> None:
+    from agentcli.eval.reports._html_data import _Interner, report_data
+    from agentcli.eval.results.model import CaseResult
+
+    prompt = "You are a careful assistant. " * 20
+    results = [CaseResult(id=f"c{i}", status="failed", input=prompt) for i in range(50)]
+    data = report_data(results)
+    assert data["strings"].count(prompt) == 1
+    text = json.dumps(data)
+    assert text.count(json.dumps(prompt)) == 1  # the one copy, in the table
+    # An object of the data that looks like a reference is wrapped, never read as one.
+    wrapped = _Interner().document({"cases": [{"$": 1, "$o": 2}], "details": []})
+    assert wrapped["cases"] == [{"$o": {"$": 1, "$o": 2}}]
 
 
 def test_html_stability_charts_are_inline_svg(tmp_path: Path) -> None:
@@ -760,66 +774,6 @@ def test_markdown_fences_survive_backticks_in_output(tmp_path: Path) -> None:
     }
     text = write_report(MarkdownWriter(tmp_path / "t.md"), [result]).read_text(encoding="utf-8")
     assert "`````text\n````\nnot a fence end\n````\n`````" in text
-
-
-# A minimal DOM, just what report.js touches, built from the real page's markup.
-_FAKE_DOM = r"""
-const fs = require("fs");
-const page = fs.readFileSync(process.argv[2], "utf8");
-const data = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(page)[1];
-const code = /\n<script>([\s\S]*?)<\/script>/.exec(page)[1];
-function node(tag, attrs) {
-  return { tagName: tag, attrs, hidden: false, textContent: "", listeners: {},
-    getAttribute(n) { return this.attrs[n]; },
-    addEventListener(type, fn) { this.listeners[type] = fn; } };
-}
-const indexed = [...page.matchAll(/<(tr|details)[^>]*data-index="(\d+)" data-status="(\w+)"/g)]
-  .map(m => node(m[1].toUpperCase(), { "data-index": m[2], "data-status": m[3] }));
-const buttons = [...page.matchAll(/data-raw="(\d+)"/g)].map(m => {
-  const b = node("BUTTON", { "data-raw": m[1] });
-  b.nextElementSibling = node("PRE", {}); b.nextElementSibling.hidden = true; return b;
-});
-const byId = { "report-data": node("SCRIPT", {}), "status-filter": node("SELECT", {}),
-  "search": node("INPUT", {}), "shown-count": node("SPAN", {}) };
-byId["report-data"].textContent = data; byId["status-filter"].value = "all"; byId["search"].value = "";
-global.document = {
-  getElementById: id => byId[id],
-  querySelectorAll: sel => sel === "[data-index]" ? indexed : sel === "button.raw-toggle" ? buttons : [],
-};
-eval(code);
-const visible = () => indexed.filter(e => e.tagName === "TR" && !e.hidden).map(e => Number(e.attrs["data-index"]));
-const out = { initial: visible(), count: byId["shown-count"].textContent };
-byId["status-filter"].value = "failed"; byId["status-filter"].listeners.change();
-out.failed = visible();
-byId["search"].value = "REFUND"; byId["search"].listeners.input();
-out.failedRefund = visible();
-byId["status-filter"].value = "all"; byId["search"].value = "alert(2)"; byId["search"].listeners.input();
-out.search = visible();
-out.detailsHidden = indexed.filter(e => e.tagName === "DETAILS" && e.hidden).length;
-buttons[1].listeners.click();
-out.raw = JSON.parse(buttons[1].nextElementSibling.textContent).id;
-out.rawShown = !buttons[1].nextElementSibling.hidden;
-console.log(JSON.stringify(out));
-"""
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_html_filters_and_raw_json_work_in_javascript(tmp_path: Path) -> None:
-    results = sample_results()
-    page = write_report(HtmlWriter(tmp_path / "out.html"), results)
-    harness = tmp_path / "harness.js"
-    harness.write_text(_FAKE_DOM, encoding="utf-8")
-    run = subprocess.run(
-        ["node", str(harness), str(page)], capture_output=True, text=True, timeout=30, check=True
-    )
-    out = json.loads(run.stdout)
-    assert out["initial"] == list(range(len(results)))
-    assert out["count"] == f"{len(results)} of {len(results)} shown"
-    assert out["failed"] == [i for i, r in enumerate(results) if r["status"] == "failed"]
-    assert out["failedRefund"] == [1]
-    assert out["search"] == [7]  # the evil id's output, searched through the embedded data
-    assert out["detailsHidden"] == len(results) - 1
-    assert out["raw"] == "refund-policy" and out["rawShown"] is True
 
 
 def test_rates_given_as_fractions_render_as_percentages() -> None:
@@ -922,4 +876,64 @@ def test_repair_warnings_are_capped(tmp_path: Path) -> None:
     assert len(loaded.results) == 50 and all(r.status == "error" for r in loaded.results)
     repaired = [w for w in loaded.warnings if "status is" in w]
     assert len(repaired) == 20
-    assert any("30 more record(s)" in w for w in loaded.warnings)
+    assert any("30 more records had" in w for w in loaded.warnings)
+
+
+# -- expected vs actual under a custom message ---------------------------------------------
+
+FRIENDLY = {
+    "id": "price",
+    "status": "failed",
+    "input": "how much?",
+    "output": "it is free",
+    "duration_ms": 3,
+    "error": "the bot must quote the price",
+    "assertions": [
+        {
+            "type": "contains",
+            "passed": False,
+            "message": "the bot must quote the price",
+            "expected": "$5",
+            "detail": "expected output to contain '$5'",
+        },
+        {"type": "equals", "passed": False, "message": "total", "expected": 6, "actual": 5},
+    ],
+}
+
+
+def test_markdown_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    text = write_report(MarkdownWriter(tmp_path / "r.md"), [FRIENDLY]).read_text(encoding="utf-8")
+    assert (
+        "| 1 | `contains` | ❌ fail | the bot must quote the price<br>expected: `$5`"
+        "<br>actual: `it is free`<br>check: `expected output to contain '$5'` |"
+    ) in text
+    assert "| 2 | `equals` | ❌ fail | total<br>expected: `6`<br>actual: `5` |" in text
+
+
+def test_junit_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    path = write_report(JunitWriter(tmp_path / "r.xml"), [FRIENDLY])
+    failure = ET.parse(path).getroot().find("testsuite/testcase/failure")
+    assert failure is not None
+    assert (failure.text or "").splitlines() == [
+        "the bot must quote the price",
+        "[contains] the bot must quote the price",
+        "    expected: $5",
+        "    actual: it is free",
+        "    check: expected output to contain '$5'",
+        "[equals] total",
+        "    expected: 6",
+        "    actual: 5",
+    ]
+
+
+def test_html_shows_expected_and_actual_of_every_failed_assertion(tmp_path: Path) -> None:
+    page = write_report(HtmlWriter(tmp_path / "r.html"), [FRIENDLY]).read_text(encoding="utf-8")
+    (detail,) = report_data(page)["details"]
+    assert [item[3] for item in detail["assertions"]] == [
+        [
+            ["expected", "$5"],
+            ["actual", "it is free"],
+            ["check", "expected output to contain '$5'"],
+        ],
+        [["expected", "6"], ["actual", "5"]],
+    ]

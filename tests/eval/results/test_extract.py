@@ -69,8 +69,9 @@ def test_markdown_extract_writes_one_file_per_case_and_an_index(tmp_path: Path) 
     for wanted in ("## Checkpoints", "`ask-amount`", "never submitted", "## Transcript",
                    "### Turn 1 (2.0s) — ✓ `ask-amount`", "$50 for lunch", "`get_categories`"):  # fmt: skip
         assert wanted in dynamic, wanted
-    # A text answer is written as Markdown, as Yao's extract does.
-    assert "## Output\n\nHello! How can I help?" in (out / "greet.md").read_text(encoding="utf-8")
+    # A text answer is fenced: a heading or table in it cannot break the page's structure.
+    greet = (out / "greet.md").read_text(encoding="utf-8")
+    assert "## Output\n\n```markdown\nHello! How can I help?\n```" in greet
 
     index = (out / "index.md").read_text(encoding="utf-8")
     for path in written[:-1]:
@@ -78,7 +79,7 @@ def test_markdown_extract_writes_one_file_per_case_and_an_index(tmp_path: Path) 
     assert "(refund-policy.md)" in index
     assert "(_script_alert%281%29__script_.md)" in index
     assert f"`{EVIL_ID}`" in index
-    assert "8 total, 2 passed, 3 failed, 1 errors, 1 timeouts, 1 skipped" in index
+    assert "8 total, 2 passed, 3 failed, 1 error, 1 timeout, 1 skipped" in index
 
 
 def test_json_extract_writes_each_result_dict(tmp_path: Path) -> None:
@@ -100,7 +101,8 @@ def test_yao_single_json_report_extracts(tmp_path: Path) -> None:
     assert [p.name for p in written] == ["T001.md", "dyn_1.md", "index.md"]
     first = written[0].read_text(encoding="utf-8")
     assert "**Status**: PASSED" in first and "**Duration**: 16.7s" in first
-    assert "## Output\n\n# Hi\n" in first  # Yao's ```markdown wrapper is stripped
+    # Yao's ```markdown wrapper is taken off, the answer fenced once (not twice)
+    assert "## Output\n\n```markdown\n# Hi\n```\n" in first
     assert "`erp/get` — ok" in first
     dynamic = written[1].read_text(encoding="utf-8")
     assert "### Turn 1" in dynamic and "| `greet` | yes | ✗ | - | no greeting |" in dynamic

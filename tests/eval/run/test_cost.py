@@ -14,6 +14,7 @@ from agentcli.cli.main import _register, app
 from agentcli.eval.reports import read_results
 from agentcli.eval.run.budget import CostBudget
 from fixtures.openai_server import OpenAIServer, Reply
+from tests.eval.reports.page import report_data, row_of
 
 _register()
 runner = CliRunner()
@@ -88,7 +89,12 @@ def test_a_case_costs_its_agent_and_its_judges_and_the_summary_totals_them(proje
     assert "**Cost**: $0.0052 (agent $0.0020, judge $0.0032)" in markdown  # the failed case
     html = (project / "report.html").read_text()
     assert "$0.0104 (agent $0.0040, judge $0.0064)" in html
-    assert html.count("$0.0052 (agent $0.0020, judge $0.0032)") == 2
+    data = report_data(html)
+    passed, _ = row_of(data, "c1")
+    _, failed = row_of(data, "c2")
+    assert failed is not None
+    each = "$0.0052 (agent $0.0020, judge $0.0032)"
+    assert passed[11] == each and failed["usage"]["cost"] == each
 
 
 def test_max_cost_skips_the_rest_once_the_next_case_would_pass_the_limit(project, server):

@@ -38,14 +38,19 @@ async def test_retries_rerun_a_case_that_ended_in_error():
     assert result.attempts == 2
     assert result.output == "ok: retry-me-1"
     assert any("retrying [x] (attempt 2/3)" in e.message for e in events if e.type == "log")
+    # The attempt that ran again is told as such; the case's own result is the last one.
+    told = [(e.result.status, e.retrying) for e in events if e.type == "test_result" and e.result]
+    assert told == [("error", True), ("passed", False)]
 
 
 async def test_without_retries_the_error_stands_with_its_kind():
     flaky = ROOT / "fixtures" / "assistants" / "flaky"
-    (result,), _ = await run(flaky, [{"id": "x", "input": "retry-me-2"}])
+    (result,), events = await run(flaky, [{"id": "x", "input": "retry-me-2"}])
     assert result.status == "error"
     assert result.error == "[provider_error] upstream hiccup"
     assert result.attempts is None
+    told = [(e.result.status, e.retrying) for e in events if e.type == "test_result" and e.result]
+    assert told == [("error", False)]
 
 
 async def test_model_retries_are_counted_in_the_case_trace(openai_server, tmp_path):
