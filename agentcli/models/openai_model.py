@@ -80,6 +80,7 @@ class OpenAICompatModel(NetworkModel):
         self._client: ChatTransport | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._client_key: str | None = None  # the per-request key the transport was built with
+        self._closing: set[asyncio.Task[None]] = set()  # pools of replaced keys, closing
         if transport == "aiohttp":
             # Loaded with the model (resolved before a run starts), not by the first call:
             # importing aiohttp takes ~0.25 s, which would stall every case running at once.
@@ -98,6 +99,8 @@ class OpenAICompatModel(NetworkModel):
         client, self._client, self._client_loop = self._client, None, None
         if client is not None:
             await client.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def _key(self) -> str:
         key = self.api_key or os.environ.get("OPENAI_API_KEY")
@@ -135,7 +138,12 @@ class OpenAICompatModel(NetworkModel):
         loop = asyncio.get_running_loop()
         if self._client is not None and self._client_loop is loop and api_key == self._client_key:
             return self._client
-        if self._client is not None:
+        if self._client is not None and self._client_loop is loop:
+            # a renewed key on the same loop: the old pool closes in the background
+            closing = loop.create_task(self._client.aclose())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+        elif self._client is not None:
             abandon = getattr(self._client, "abandon", None)
             if abandon is not None:
                 abandon()  # its loop is gone: nothing left to await there
