@@ -204,7 +204,7 @@ async def test_wait_with_a_timeout_raises_and_leaves_the_turn_running() -> None:
     agent = Agent(ScriptModel(slow))
     agent.send("hi")
     await asyncio.sleep(0.01)
-    with pytest.raises(AgentWaitTimeout, match="still busy after 0.05s"):
+    with pytest.raises(AgentWaitTimeout, match=r"still busy after 0\.05s"):
         await agent.wait(timeout=0.05)
     assert agent.is_busy  # the timeout cancelled the wait, not the turn
     waiter = asyncio.create_task(agent.wait())
