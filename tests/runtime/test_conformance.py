@@ -216,7 +216,7 @@ def present(where: str) -> bool:
     kind, _, name = where.partition(":")
     if name:
         return name in (HOOKS if kind == "hook" else get_args(EventType))
-    owner, dot, attribute = where.partition(".")
+    owner, _, attribute = where.partition(".")
     if where.startswith("Agent(") and where.endswith(")"):
         keyword = where[len("Agent(") : -1]
         parameters = inspect.signature(Agent.__init__).parameters
