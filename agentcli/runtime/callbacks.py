@@ -13,12 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from agentcli.runtime.config import AgentConfig
+from agentcli.runtime.plugins import Hook
 from agentcli.runtime.tools import ToolCall, ToolResult
 
 __all__ = ["CALLBACK_HOOKS", "CallbackPlugin"]
 
 # the plugin hooks this plugin may have, each fed by one agent callback
-CALLBACK_HOOKS = (
+CALLBACK_HOOKS: tuple[Hook, ...] = (
     "before_tool_call",
     "after_tool_call",
     "transform_context",
@@ -36,6 +37,21 @@ class CallbackPlugin:
 
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
+
+    def hooks(self) -> list[tuple[Hook, Callable[..., Any]]]:
+        """The hooks whose callbacks are set (what ``PluginSet.refresh`` gathers; read
+        field by field because it runs for every agent built)."""
+        tools, loop = self.config.tools, self.config.loop
+        found: list[tuple[Hook, Callable[..., Any]]] = []
+        if tools.before_tool_call is not None and (before := self.before_tool_call):
+            found.append(("before_tool_call", before))
+        if tools.after_tool_call is not None:
+            found.append(("after_tool_call", tools.after_tool_call))
+        for hook in ("transform_context", "convert_to_llm", "prepare_request", "finish_turn"):
+            function = getattr(loop, hook)
+            if function is not None:
+                found.append((hook, function))
+        return found
 
     # Each property is the hook, or None while the callback is unset (no hook at all).
 

@@ -125,6 +125,12 @@ class Plugin:
         return f"<Plugin {plugin_name(self)!r}>"
 
 
+# Every hook a plain None on the base class: looking up one a plugin lacks then finds None
+# at once instead of raising (and catching) an AttributeError, for each agent built.
+for _hook in HOOKS:
+    setattr(Plugin, _hook, None)
+
+
 def plugin_name(plugin: object) -> str:
     """A plugin's ``name``, else its class name."""
     return getattr(plugin, "name", "") or type(plugin).__name__
@@ -188,29 +194,41 @@ class PluginSet:
     def __init__(self, plugins: Iterable[object] = (), builtin: object | None = None) -> None:
         self.plugins = _ordered(plugins)
         self.builtin = builtin
-        self._hooks: dict[Hook, tuple[Callable[..., Any], ...]] = _NO_HOOKS
+        # the plugins' hooks, gathered once; refresh() puts the built-in's ahead of them
+        self._own: dict[Hook, tuple[Callable[..., Any], ...]] = _NO_HOOKS
+        if self.plugins:
+            # by hand, not a comprehension per family: this runs for every agent built
+            own = dict(_NO_HOOKS)
+            for plugin in self.plugins:
+                for hook in HOOKS:
+                    function = getattr(plugin, hook, None)
+                    if function is not None:
+                        own[hook] = (*own[hook], function)
+            self._own = own
+        self._hooks = self._own
         self.active = False  # whether any hook at all is defined
         self.refresh()
         self._started: list[object] = []
         self._writes: asyncio.Task[None] | None = None
 
     def refresh(self) -> None:
-        """Gather every family's hooks again (a callback of the built-in plugin changed)."""
-        everyone = self.plugins if self.builtin is None else (self.builtin, *self.plugins)
-        hooks = _NO_HOOKS
-        if everyone:
-            hooks = {
-                hook: tuple(
-                    function
-                    for plugin in everyone
-                    if (function := getattr(plugin, hook, None)) is not None
-                )
-                for hook in HOOKS
-            }
+        """Gather the hooks again (a callback of the built-in plugin changed)."""
+        hooks = self._own
+        builtin = self.builtin
+        if builtin is not None:
+            gather = getattr(builtin, "hooks", None)
+            if gather is not None:  # the built-in lists its own (CallbackPlugin.hooks)
+                found: list[tuple[Hook, Callable[..., Any]]] = gather()
+            else:
+                found = [(h, f) for h in HOOKS if (f := getattr(builtin, h, None)) is not None]
+            if found:
+                hooks = dict(hooks)
+                for hook, function in found:
+                    hooks[hook] = (function, *hooks[hook])
         self._hooks = hooks
-        self.active = bool(self.plugins) or any(hooks.values())
+        self.active = bool(self.plugins) or hooks is not _NO_HOOKS
         self.appends = bool(hooks["on_append"])
-        self._async_append = any(_is_async(f) for f in hooks["on_append"])
+        self._async_append = self.appends and any(_is_async(f) for f in hooks["on_append"])
 
     def has(self, hook: Hook) -> bool:
         """Whether any plugin defines ``hook``."""
