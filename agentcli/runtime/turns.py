@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agentcli import otel
 from agentcli.choices import one_of
-from agentcli.errors import ModelError, ProviderError, ToolChoiceViolationError, ToolConflictError
+from agentcli.errors import (
+    AgentRuntimeError,
+    ModelError,
+    ProviderError,
+    ToolChoiceViolationError,
+    ToolConflictError,
+)
 from agentcli.models.base import (
     Model,
     ModelSettings,
@@ -228,6 +234,8 @@ class Turn:
         await core.append(core.steering.take(), self.id)
         # assembled once per turn: a plugin whose tools change owns when they change
         self.instructions, self.tools = await core.plugins.assemble(core.instructions, core.tools)
+        if core.config.tools.tool_callers:
+            _check_callers(core.config.tools.tool_callers, self.tools)
         while True:
             self.result.steps += 1
             reason = await self._step(self.result.steps)
@@ -554,6 +562,18 @@ class Turn:
             self._open_calls = []
             self._executor = None
             await self._record_results(results)
+
+
+def _check_callers(callers: dict[str, list[str]], tools: dict[str, Tool]) -> None:
+    """A ``tool_callers`` entry naming a caller that is no tool would silently hide its
+    tool from everyone: refused, naming it."""
+    for name, allowed in callers.items():
+        for caller in allowed:
+            if caller != DIRECT_TOOL_CALL and caller not in tools:
+                raise AgentRuntimeError(
+                    f"tool_callers[{name!r}] names {caller!r}, which is not a tool",
+                    hint=f"use tool names or DIRECT_TOOL_CALL ({DIRECT_TOOL_CALL!r})",
+                )
 
 
 def _error_kind(error: Exception) -> str:

@@ -215,3 +215,10 @@ async def test_wait_with_a_timeout_raises_and_leaves_the_turn_running() -> None:
     gate.set()
     await agent.wait(timeout=5)
     assert agent.messages[-1].content == "finally"
+
+
+async def test_a_tool_callers_entry_naming_no_tool_fails_the_turn_clearly() -> None:
+    agent = Agent(ScriptModel("hi"), tools=[add_tool()], tool_callers={"add": ["progrm"]})
+    result = await agent.prompt("go")
+    assert result.reason == "failed"
+    assert result.error.startswith("tool_callers['add'] names 'progrm', which is not a tool")
