@@ -89,13 +89,19 @@ class TurnError:
 
     @classmethod
     def from_exception(cls, error: BaseException) -> TurnError:
-        """The error and the chain of its causes."""
-        cause = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
-        return cls(
-            name=type(error).__name__,
-            message=str(error) or type(error).__name__,
-            cause=cls.from_exception(cause) if cause is not None else None,
-        )
+        """The error and the chain of its causes (an error re-raised from itself -- a
+        cycle in the chain -- ends it)."""
+        chain: list[BaseException] = []
+        current: BaseException | None = error
+        while current is not None and all(current is not seen for seen in chain):
+            chain.append(current)
+            explicit = current.__cause__
+            current = explicit or (None if current.__suppress_context__ else current.__context__)
+        made: TurnError | None = None
+        for item in reversed(chain):
+            made = cls(type(item).__name__, str(item) or type(item).__name__, made)
+        assert made is not None
+        return made
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``cause`` only when there is one)."""

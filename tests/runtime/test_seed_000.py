@@ -222,3 +222,14 @@ async def test_a_tool_callers_entry_naming_no_tool_fails_the_turn_clearly() -> N
     result = await agent.prompt("go")
     assert result.reason == "failed"
     assert result.error.startswith("tool_callers['add'] names 'progrm', which is not a tool")
+
+
+def test_an_error_raised_from_itself_ends_the_cause_chain() -> None:
+    from agentcli.runtime import TurnError
+
+    error = ProviderError("truncated")
+    error.__cause__ = error  # what `raise error from error` leaves
+    assert TurnError.from_exception(error).to_dict() == {
+        "name": "ProviderError",
+        "message": "truncated",
+    }
