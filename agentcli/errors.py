@@ -26,6 +26,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     ├── StorageError                   a store on disk (a session file, the memory store) is unusable now
     └── AgentRuntimeError              misuse of the runtime
         ├── AgentBusyError             send(if_busy="reject") while a turn runs
+        ├── AgentWaitTimeout           wait(timeout=...) ran out while the agent was busy
         ├── ToolConflictError          two sources registered the same tool name
         └── ToolChoiceViolationError   the model ignored an enforced tool choice
 
@@ -40,6 +41,7 @@ __all__ = [
     "AgentBusyError",
     "AgentCliError",
     "AgentRuntimeError",
+    "AgentWaitTimeout",
     "AuthenticationError",
     "BadRequestError",
     "CaseFileError",
@@ -301,6 +303,10 @@ class AgentRuntimeError(AgentCliError):
 
 class AgentBusyError(AgentRuntimeError):
     """``send(if_busy="reject")`` while a turn is active."""
+
+
+class AgentWaitTimeout(AgentRuntimeError, TimeoutError):
+    """``agent.wait(timeout=...)`` ran out while the agent was still busy."""
 
 
 class ToolConflictError(AgentRuntimeError):

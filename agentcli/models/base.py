@@ -26,7 +26,9 @@ __all__ = [
     "ResponseDone",
     "StreamPart",
     "TextDelta",
+    "THINKING_LEVELS",
     "ThinkingDelta",
+    "ThinkingLevel",
     "ToolCallDelta",
     "ToolCallRequest",
     "ToolChoice",
@@ -163,15 +165,29 @@ TOOL_CHOICE_MODES: tuple[ToolChoiceMode, ...] = get_args(ToolChoiceMode)
 ToolChoice = ToolChoiceMode | str | dict[str, Any] | None
 
 
+# How hard a reasoning model thinks (seed 004); each model maps it to its provider's
+# parameters (``models/reasoning.py``).
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+
+
 @dataclass(slots=True)
 class ModelSettings:
-    """Per-call settings; ``extra`` is passed to the client untouched."""
+    """Per-call settings; ``extra`` is passed to the client untouched.
+
+    ``thinking_level`` / ``thinking_budget``, ``session_id`` and ``api_key`` are not sent
+    as they are: each model maps them to its provider (reasoning parameters, a prompt-cache
+    key, the request's credentials)."""
 
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
     tool_choice: ToolChoice = None
     extra: dict[str, Any] = field(default_factory=dict)
+    thinking_level: ThinkingLevel | None = None
+    thinking_budget: int | None = None  # tokens, for providers that take a budget
+    session_id: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # from the agent's get_api_key
 
     def to_dict(self) -> dict[str, Any]:
         """The settings that are set, as call options."""

@@ -18,6 +18,7 @@ from agentcli.models.base import ModelSettings, ResponseDone, StreamPart
 from agentcli.models.errors_map import map_error
 from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
 from agentcli.models.pricing import Price
+from agentcli.models.reasoning import litellm_params
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 
@@ -98,11 +99,13 @@ class LiteLLMModel(NetworkModel):
         request, timeout = chat_request(
             self.model, messages, tools, settings, self.extra, self.timeout
         )
+        request.update(litellm_params(self.provider, settings))
         request.update(timeout=timeout, num_retries=0, max_retries=0)
         if self.api_base:
             request["api_base"] = self.api_base
-        if self.api_key:
-            request["api_key"] = self.api_key
+        key = settings.api_key or self.api_key  # a key fetched for this request wins
+        if key:
+            request["api_key"] = key
         try:
             litellm = import_litellm()
             assembler = StreamAssembler(
@@ -123,6 +126,6 @@ class LiteLLMModel(NetworkModel):
                 exc,
                 provider=self.provider,
                 model=self.name,
-                secrets=[self.api_key],
+                secrets=[self.api_key, settings.api_key],
                 timeout=timeout,
             ) from exc

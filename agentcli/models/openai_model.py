@@ -24,6 +24,7 @@ from agentcli.models.errors_map import map_error
 from agentcli.models.network import DEFAULT_MAX_RESPONSE_BYTES, NetworkModel
 from agentcli.models.pricing import Price
 from agentcli.models.proxies import proxy_for
+from agentcli.models.reasoning import openai_params
 from agentcli.models.retry import OnRetry, RetryPolicy
 from agentcli.models.streaming import StreamAssembler, chat_request
 from agentcli.models.transport import TRANSPORTS, ChatTransport, Endpoint, TransportFactory
@@ -78,6 +79,8 @@ class OpenAICompatModel(NetworkModel):
         )
         self._client: ChatTransport | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._client_key: str | None = None  # the per-request key the transport was built with
+        self._closing: set[asyncio.Task[None]] = set()  # pools of replaced keys, closing
         if transport == "aiohttp":
             # Loaded with the model (resolved before a run starts), not by the first call:
             # importing aiohttp takes ~0.25 s, which would stall every case running at once.
@@ -96,6 +99,8 @@ class OpenAICompatModel(NetworkModel):
         client, self._client, self._client_loop = self._client, None, None
         if client is not None:
             await client.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
     def _key(self) -> str:
         key = self.api_key or os.environ.get("OPENAI_API_KEY")
@@ -106,15 +111,16 @@ class OpenAICompatModel(NetworkModel):
             )
         return key
 
-    def endpoint(self) -> Endpoint:
-        """Where this model's requests go, read from its settings and the environment."""
+    def endpoint(self, api_key: str | None = None) -> Endpoint:
+        """Where this model's requests go, read from its settings and the environment
+        (``api_key``: a key fetched for this request, over the model's own)."""
         # The path ends in "/" so "chat/completions" joins under it; a query (Azure-style
         # ?api-version=...) goes on every request.
         parts = urlsplit(self.api_base or OPENAI_API_BASE)
         base_url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/", "", ""))
         return Endpoint(
             base_url=base_url,
-            api_key=self._key(),
+            api_key=api_key or self._key(),
             timeout=self.timeout,
             label=f"{self.provider} model {self.name!r}",
             query=dict(parse_qsl(parts.query, keep_blank_values=True)),
@@ -126,32 +132,39 @@ class OpenAICompatModel(NetworkModel):
             proxy=proxy_for(base_url),
         )
 
-    def _client_for_loop(self) -> ChatTransport:
+    def _client_for_loop(self, api_key: str | None = None) -> ChatTransport:
         """The shared transport, rebuilt when called from a new event loop (its pool is
-        bound to one)."""
+        bound to one) or with another per-request key (an expiring token was renewed)."""
         loop = asyncio.get_running_loop()
-        if self._client is not None and self._client_loop is loop:
+        if self._client is not None and self._client_loop is loop and api_key == self._client_key:
             return self._client
-        if self._client is not None:
+        if self._client is not None and self._client_loop is loop:
+            # a renewed key on the same loop: the old pool closes in the background
+            closing = loop.create_task(self._client.aclose())
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+        elif self._client is not None:
             abandon = getattr(self._client, "abandon", None)
             if abandon is not None:
                 abandon()  # its loop is gone: nothing left to await there
-        self._client = self._build_transport()
+        self._client = self._build_transport(api_key)
         self._client_loop = loop
+        self._client_key = api_key
         return self._client
 
-    def _build_transport(self) -> ChatTransport:
+    def _build_transport(self, api_key: str | None = None) -> ChatTransport:
         """A transport of the configured kind for this model's endpoint."""
         transport = self.transport
+        endpoint = self.endpoint(api_key)
         if not isinstance(transport, str):
-            return transport(self.endpoint())
+            return transport(endpoint)
         if transport == "sdk":
             from agentcli.models.sdk_transport import SdkTransport
 
-            return SdkTransport(self.endpoint())
+            return SdkTransport(endpoint)
         from agentcli.models.aiohttp_transport import AiohttpTransport
 
-        return AiohttpTransport(self.endpoint())
+        return AiohttpTransport(endpoint)
 
     def _endpoint(self) -> str:
         """``host:port`` of the server, for connection errors."""
@@ -169,8 +182,9 @@ class OpenAICompatModel(NetworkModel):
         request, timeout = chat_request(
             self.name, messages, tools, settings, self.extra, self.timeout
         )
+        request.update(openai_params(settings))
         try:
-            client = self._client_for_loop()
+            client = self._client_for_loop(settings.api_key)
             assembler = StreamAssembler(
                 self.provider,
                 self.name,
@@ -187,7 +201,7 @@ class OpenAICompatModel(NetworkModel):
                 exc,
                 provider=self.provider,
                 model=self.name,
-                secrets=[self.api_key, os.environ.get("OPENAI_API_KEY")],
+                secrets=[self.api_key, settings.api_key, os.environ.get("OPENAI_API_KEY")],
                 timeout=timeout,
                 endpoint=self._endpoint(),
                 via_proxy=self.via_proxy,

@@ -8,38 +8,39 @@
 * ``abort`` cancels the running turn and keeps everything queued; ``interrupt`` also drops
   the queued turns, the queues and the pending wake; ``stop`` interrupts and stops plugins.
 
-Turns themselves live in ``turns.py``; the model context pipeline in ``context.py``.
+Turns live in ``turns.py``, the queue pump in ``pump.py``; both work on the ``AgentCore``
+(core.py) this facade owns, through its public surface. Options are grouped in an
+``AgentConfig`` (config.py); the flat keyword arguments still work.
 """
 
 from __future__ import annotations
 
 import asyncio
-import weakref
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from typing import Any, Literal, get_args
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, Unpack, get_args
 
-from agentcli.errors import AgentBusyError, AgentRuntimeError
+from agentcli.errors import AgentBusyError, AgentRuntimeError, AgentWaitTimeout
 from agentcli.models.base import Model, ModelSettings
-from agentcli.runtime.channel import AGENT, STATE, Channel, Listener, deliver
-from agentcli.runtime.choice import ToolChoice
-from agentcli.runtime.events import (
-    Event,
-    MessageEnd,
-    MessageStart,
-    ToolResultRepaired,
-    TurnQueued,
-    turn_events,
+from agentcli.runtime.channel import AGENT, Channel, Listener
+from agentcli.runtime.config import (
+    DEFAULT_MAX_STEPS,
+    AgentConfig,
+    AgentOptions,
+    ApiKeyFunction,
+    Option,
+    ThinkingLevel,
+    ToolExecution,
+    build_config,
 )
-from agentcli.runtime.history import load_history
-from agentcli.runtime.messages import Message, MessageInput, as_messages, new_id
-from agentcli.runtime.plugins import PluginSet
+from agentcli.runtime.core import AgentCore, tool_table
+from agentcli.runtime.events import Event, MessageEnd, MessageStart, TurnQueued, turn_events
+from agentcli.runtime.messages import Message, MessageInput, as_messages, image_parts, new_id
 from agentcli.runtime.pump import drain, settle, wake_opening
-from agentcli.runtime.queues import MessageQueue, PendingTurn, QueueMode, Wake
+from agentcli.runtime.queues import PendingTurn, QueueMode, Wake
 from agentcli.runtime.state import AgentState
-from agentcli.runtime.storage import Entry, EntryType, MemoryStorage, Storage
-from agentcli.runtime.tools import AfterToolCall, ArgumentValidator, BeforeToolCall, Tool, ToolCall
-from agentcli.runtime.turns import LENGTH_CUT, Turn, TurnResult
+from agentcli.runtime.storage import MemoryStorage, Storage
+from agentcli.runtime.tools import AfterToolCall, BeforeToolCall, Tool
+from agentcli.runtime.turns import LENGTH_CUT, TurnResult
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -54,20 +55,46 @@ __all__ = [
 # what ``send``/``run`` do with input that arrives while a turn runs
 IfBusy = Literal["defer", "join", "reject"]
 _IF_BUSY: tuple[IfBusy, ...] = get_args(IfBusy)
-ToolExecution = Literal["parallel", "sequential"]
-DEFAULT_MAX_STEPS = 20  # model calls per turn unless the agent is given another limit
 
 
 class Agent:
     """An agent that runs turns against a model with tools.
 
-    Options beyond the model, instructions, tools and settings: ``max_steps`` per turn,
-    ``storage`` (memory by default), ``tool_execution`` (``parallel`` | ``sequential``),
-    the tool hooks ``before_tool_call`` / ``after_tool_call``, the turn-control hooks
-    ``transform_context``, ``convert_to_llm``, ``prepare_request``, ``finish_turn``,
-    ``services`` (the ``ctx`` tools receive), ``tools_context``, ``runtime_context``,
-    ``tool_choice``, ``active_tools``, ``plugins``, ``initial_state`` and the queue modes.
+    ``Agent(model, instructions=..., tools=[...], settings=..., storage=..., plugins=[...],
+    initial_state=..., id=..., config=AgentConfig(...), **options)``: the options are the
+    fields of the config's groups by their flat names (``tool_execution``,
+    ``before_tool_call``, ``finish_turn``, ``thinking_level``, ... -- ``AgentOptions``), and
+    each is also an attribute of the agent that reads and writes its config.
     """
+
+    # the grouped options as attributes (agent.finish_turn is agent.config.loop.finish_turn)
+    tool_execution: Option[ToolExecution] = Option("tool_execution")
+    before_tool_call: Option[BeforeToolCall | None] = Option("before_tool_call", "_refresh")
+    after_tool_call: Option[AfterToolCall | None] = Option("after_tool_call", "_refresh")
+    services: Option[Any] = Option("services")
+    tools_context: Option[dict[str, Any]] = Option("tools_context")
+    tool_choice: Option[Any] = Option("tool_choice")
+    active_tools: Option[list[str] | None] = Option("active_tools")
+    tool_callers: Option[dict[str, list[str]]] = Option("tool_callers")
+    max_steps: Option[int] = Option("max_steps")
+    transform_context: Option[Callable[[list[Message]], Any] | None] = Option(
+        "transform_context", "_refresh"
+    )
+    convert_to_llm: Option[Callable[[list[Message]], Any] | None] = Option(
+        "convert_to_llm", "_refresh"
+    )
+    prepare_request: Option[Callable[[dict[str, Any]], Any] | None] = Option(
+        "prepare_request", "_refresh"
+    )
+    finish_turn: Option[Callable[[TurnResult, Message], Any] | None] = Option(
+        "finish_turn", "_refresh"
+    )
+    runtime_context: Option[dict[str, Any]] = Option("runtime_context")
+    announce_tools: Option[bool] = Option("announce_tools")
+    thinking_level: Option[ThinkingLevel] = Option("thinking_level")
+    thinking_budgets: Option[dict[str, int]] = Option("thinking_budgets")
+    session_id: Option[str | None] = Option("session_id")
+    get_api_key: Option[ApiKeyFunction | None] = Option("get_api_key")
 
     def __init__(
         self,
@@ -76,162 +103,166 @@ class Agent:
         instructions: str = "",
         tools: Iterable[Tool] = (),
         settings: ModelSettings | None = None,
-        max_steps: int = DEFAULT_MAX_STEPS,
         storage: Storage | None = None,
-        tool_execution: ToolExecution = "parallel",
-        before_tool_call: BeforeToolCall | None = None,
-        after_tool_call: AfterToolCall | None = None,
-        transform_context: Callable[[list[Message]], Any] | None = None,
-        convert_to_llm: Callable[[list[Message]], Any] | None = None,
-        prepare_request: Callable[[dict[str, Any]], Any] | None = None,
-        finish_turn: Callable[[TurnResult, Message], Any] | None = None,
-        services: Any = None,
-        tools_context: dict[str, Any] | None = None,
-        steering_mode: QueueMode = "one-at-a-time",
-        follow_up_mode: QueueMode = "one-at-a-time",
-        id: str | None = None,
         plugins: Iterable[object] = (),
         initial_state: Mapping[str, Any] | None = None,
-        runtime_context: dict[str, Any] | None = None,
-        tool_choice: ToolChoice = None,
-        active_tools: Iterable[str] | None = None,
+        id: str | None = None,
+        config: AgentConfig | None = None,
+        **options: Unpack[AgentOptions],
     ) -> None:
         self.id = id or new_id()
-        self.model = model
-        self.instructions = instructions
-        self.tools = {tool.name: tool for tool in tools}
-        self.settings = settings or ModelSettings()
-        self.max_steps = max_steps
-        self.storage: Storage = storage if storage is not None else MemoryStorage()
-        self.tool_execution = tool_execution
-        self.before_tool_call = before_tool_call
-        self.after_tool_call = after_tool_call
-        self.transform_context = transform_context
-        self.convert_to_llm = convert_to_llm
-        self.prepare_request = prepare_request
-        self.finish_turn = finish_turn
-        self.services = services
-        self.tools_context = tools_context or {}
-        self.runtime_context = runtime_context or {}
-        self.tool_choice = tool_choice
-        self.active_tools = list(active_tools) if active_tools is not None else None
-        self.channel = Channel()
-        self._plugins = PluginSet(plugins)
-        record = weakref.WeakMethod(self._record_state)  # no agent <-> state cycle
-
-        def on_change(value: dict[str, Any]) -> None:
-            method = record()
-            if method is not None:  # once the agent is gone there is nothing to record in
-                method(value)
-
-        self._state = AgentState(initial_state, on_change)
-        self._steering = MessageQueue(steering_mode)
-        self._follow_up = MessageQueue(follow_up_mode)
-        self._inbox: deque[PendingTurn] = deque()
-        self._deferred: list[Message] = []  # trigger=False input waiting for the turn to end
-        self._wake: Wake | None = None
-        self._loop_task: asyncio.Task[None] | None = None
-        self._current: Turn | None = None
-        self._history: list[Message] | None = None
-        self._repaired: list[ToolCall] = []
-        self._ready = False
+        self.config = build_config(config, options)
+        self._initial_state = dict(initial_state) if initial_state else None
+        self._core = AgentCore(
+            config=self.config,
+            model=model,
+            instructions=instructions,
+            tools=tool_table(tools),
+            settings=settings or ModelSettings(),
+            storage=storage if storage is not None else MemoryStorage(),
+            plugins=plugins,
+            initial_state=initial_state,
+        )
+        self._core.adopt(self)
         self._stopping = False
-        self._init_lock = asyncio.Lock()
-        self._validator = ArgumentValidator()
+
+    def _refresh(self) -> None:
+        """A callback changed: gather the plugin hooks again."""
+        self._core.plugins.refresh()
 
     # -- what the agent holds ----------------------------------------------------------
 
     @property
+    def model(self) -> Model:
+        """The model of the next step."""
+        return self._core.model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self._core.model = model
+
+    @property
+    def instructions(self) -> str:
+        """The system prompt, joined with the plugins' instructions."""
+        return self._core.instructions
+
+    @instructions.setter
+    def instructions(self, text: str) -> None:
+        self._core.instructions = text
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The agent's tools by name (plugins add theirs per turn)."""
+        return self._core.tools
+
+    @tools.setter
+    def tools(self, tools: Mapping[str, Tool] | Iterable[Tool]) -> None:
+        self._core.tools = dict(tools) if isinstance(tools, Mapping) else tool_table(tools)
+
+    @property
+    def settings(self) -> ModelSettings:
+        """Sampling and limits for every step."""
+        return self._core.settings
+
+    @settings.setter
+    def settings(self, settings: ModelSettings) -> None:
+        self._core.settings = settings
+
+    @property
+    def storage(self) -> Storage:
+        """Where the entries go."""
+        return self._core.storage
+
+    @property
+    def channel(self) -> Channel:
+        """The agent's pub-sub: ``agent`` (events), ``stream`` (model parts), ``state``."""
+        return self._core.channel
+
+    @property
     def messages(self) -> list[Message]:
         """The conversation so far (loaded from storage on first use)."""
-        if self._history is None:
-            self._load()
-        assert self._history is not None
-        return self._history
+        return self._core.messages
+
+    @messages.setter
+    def messages(self, messages: Sequence[Message]) -> None:
+        """Replace the conversation (seed 004's ``state.messages = [...]``): storage is
+        rewritten with the new messages."""
+        self._check_idle("replace the messages")
+        state = self.state.get()
+        self._core.forget()
+        self._core.store(list(messages), None)
+        if state:
+            self._core.record("state", state, None)
 
     @property
     def state(self) -> AgentState:
         """The persistent state (restored from storage, else ``initial_state``)."""
-        if self._history is None:
-            self._load()
-        return self._state
+        if self._core.history is None:
+            self._core.load()
+        return self._core.state
 
     @property
     def plugins(self) -> tuple[object, ...]:
-        """The plugins in the order their hooks run."""
-        return self._plugins.plugins
+        """The plugins in the order their hooks run (the built-in callbacks plugin, which
+        runs first, is not listed)."""
+        return self._core.plugins.plugins
 
     @property
     def is_busy(self) -> bool:
         """True while a turn runs or is queued."""
-        return self._loop_task is not None and not self._loop_task.done()
+        return self._core.busy
+
+    @property
+    def is_streaming(self) -> bool:
+        """True from a send until the run has settled, awaited ``agent_end`` listeners
+        included (seed 004's ``state.isStreaming``)."""
+        return self._core.busy
+
+    @property
+    def streaming_message(self) -> Message | None:
+        """The assistant message being streamed, if any (its text is set at its end)."""
+        return self._core.streaming_message
+
+    @property
+    def pending_tool_calls(self) -> frozenset[str]:
+        """The ids of the tool calls started and not finalized yet."""
+        return frozenset(self._core.pending_tool_calls)
+
+    @property
+    def error_message(self) -> str | None:
+        """Why the last turn failed (None once a turn starts again)."""
+        return self._core.error_message
 
     @property
     def active_turn_id(self) -> str | None:
         """The id of the running turn, if any."""
-        return self._current.id if self._current is not None else None
+        return self._core.active_turn_id
 
     @property
     def steering_mode(self) -> QueueMode:
         """How many steering messages join at once: ``one-at-a-time`` or ``all``."""
-        return self._steering.mode
+        return self._core.steering.mode
 
     @steering_mode.setter
     def steering_mode(self, mode: QueueMode) -> None:
-        self._steering.mode = mode
+        self._core.steering.mode = mode
+        self.config.queues.steering_mode = mode
 
     @property
     def follow_up_mode(self) -> QueueMode:
         """How many follow-up messages open a turn: ``one-at-a-time`` or ``all``."""
-        return self._follow_up.mode
+        return self._core.follow_ups.mode
 
     @follow_up_mode.setter
     def follow_up_mode(self, mode: QueueMode) -> None:
-        self._follow_up.mode = mode
-
-    def _load(self) -> None:
-        loaded = load_history(self.storage.read())
-        self._history = loaded.messages
-        self._repaired = loaded.repaired
-        if loaded.state is not None:
-            self._state.restore(loaded.state)
-
-    def _record(self, kind: EntryType, data: Any, turn_id: str | None) -> None:
-        self._plugins.record(Entry(type=kind, data=data, turn_id=turn_id), self.storage)
-
-    def _record_state(self, value: dict[str, Any]) -> None:
-        self._record("state", value, self.active_turn_id)
-        self.channel.emit_nowait(STATE, dict(value))
-
-    def _store(self, messages: list[Message], turn_id: str | None) -> None:
-        history = self.messages
-        current = self._current
-        in_turn = current.result.messages if current and current.id == turn_id else None
-        for message in messages:
-            history.append(message)
-            self._record("message", message.to_dict(), turn_id)
-            if in_turn is not None:
-                in_turn.append(message)
-
-    async def _append_all(self, messages: list[Message], turn_id: str | None) -> None:
-        if not messages:
-            return
-        self._store(messages, turn_id)  # all recorded before any listener runs
-        if self.channel.has(AGENT):
-            for message in messages:
-                await self._emit(MessageStart(turn_id=turn_id, message=message))
-                await self._emit(MessageEnd(turn_id=turn_id, message=message))
+        self._core.follow_ups.mode = mode
+        self.config.queues.follow_up_mode = mode
 
     # -- events ------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` for every event (sync or async); returns unsubscribe."""
-        return self.channel.subscribe(AGENT, listener)
-
-    async def _emit(self, event: Event) -> None:
-        listeners = self.channel.listeners(AGENT)
-        if listeners:
-            await deliver(listeners, event, AGENT)
+        return self._core.channel.subscribe(AGENT, listener)
 
     # -- sending -----------------------------------------------------------------------
 
@@ -248,49 +279,60 @@ class Agent:
         messages = as_messages(message)
         if trigger:
             return self._submit(messages, if_busy).turn_id
-        if not self.is_busy:
-            self._store(messages, None)
+        core = self._core
+        if not core.busy:
+            core.store(messages, None)
             for item in messages:
-                self.channel.emit_nowait(AGENT, MessageStart(message=item))
-                self.channel.emit_nowait(AGENT, MessageEnd(message=item))
+                core.emit_nowait(MessageStart(message=item))
+                core.emit_nowait(MessageEnd(message=item))
         elif if_busy == "reject":
             raise AgentBusyError("the agent is running a turn", hint="use if_busy='defer'")
-        elif if_busy == "join" and self._current is not None and not self._current.closing:
-            self._current.join(messages, trigger=False)
+        elif if_busy == "join" and core.current is not None and not core.current.closing:
+            core.current.join(messages, trigger=False)
         else:
-            self._deferred.extend(messages)
+            core.deferred.extend(messages)
         return None
 
     def _submit(self, messages: list[Message], if_busy: IfBusy) -> PendingTurn:
-        busy = self.is_busy
+        core = self._core
+        busy = core.busy
         if busy and if_busy == "reject":
             raise AgentBusyError("the agent is running a turn", hint="use if_busy='defer'")
-        current = self._current
+        current = core.current
         if busy and if_busy == "join" and current is not None and not current.closing:
             current.join(messages, trigger=True)
             return PendingTurn(current.id, messages, joined=True)
         loop = asyncio.get_running_loop()
         pending = PendingTurn(new_id(), messages, loop.create_future())
-        self._inbox.append(pending)
+        core.inbox.append(pending)
         if busy:
-            self._record("event", {"type": "turn_queued"}, pending.turn_id)
-            self.channel.emit_nowait(AGENT, TurnQueued(turn_id=pending.turn_id))
+            core.record("event", {"type": "turn_queued"}, pending.turn_id)
+            core.emit_nowait(TurnQueued(turn_id=pending.turn_id))
         else:
-            self._loop_task = loop.create_task(drain(self))
+            core.loop_task = loop.create_task(drain(core))
         return pending
 
-    async def prompt(self, message: MessageInput) -> TurnResult:
-        """Run a turn for ``message`` and return its result (cancelling this call aborts it)."""
+    async def prompt(
+        self, message: MessageInput, images: Sequence[Mapping[str, Any]] | None = None
+    ) -> TurnResult:
+        """Run a turn for ``message`` and return its result once the run has settled
+        (awaited ``agent_end`` listeners included); ``images`` go with a text prompt as
+        image parts. Cancelling this call aborts the turn."""
         self._check_open()
+        if images:
+            if not isinstance(message, str):
+                raise TypeError("images= goes with a text prompt: prompt('...', images=[...])")
+            message = Message(role="user", content=image_parts(message, images))
         pending = self._submit(as_messages(message), "defer")
         assert pending.future is not None
+        core = self._core
         try:
             return await asyncio.shield(pending.future)
         except asyncio.CancelledError:
-            if self._current is not None and self._current.id == pending.turn_id:
+            if core.current is not None and core.current.id == pending.turn_id:
                 self.abort()
-            elif pending in self._inbox:
-                self._inbox.remove(pending)
+            elif pending in core.inbox:
+                core.inbox.remove(pending)
             raise
 
     async def run(
@@ -314,13 +356,14 @@ class Agent:
         """Request a turn: start one now (returning its id; ``prompt`` becomes its opening
         user message), or, while busy, merge into the single pending wake -> None."""
         self._check_open()
-        if self.is_busy:
-            if self._wake is None:
-                self._wake = Wake()
+        core = self._core
+        if core.busy:
+            if core.wake is None:
+                core.wake = Wake()
             if prompt:
-                self._wake.prompts.append(prompt)
+                core.wake.prompts.append(prompt)
             return None
-        opening = wake_opening(self, Wake([prompt] if prompt else []))
+        opening = wake_opening(core, Wake([prompt] if prompt else []))
         if opening is None:
             raise AgentRuntimeError(
                 "nothing to continue: the conversation is empty",
@@ -330,50 +373,51 @@ class Agent:
 
     def steer(self, message: MessageInput) -> None:
         """Deliver ``message`` after the current tool batch (or at the next turn's start)."""
-        self._steering.push(as_messages(message))
+        self._core.steering.push(as_messages(message))
 
     def follow_up(self, message: MessageInput) -> None:
         """Deliver ``message`` when the agent would otherwise stop."""
-        self._follow_up.push(as_messages(message))
+        self._core.follow_ups.push(as_messages(message))
 
     def peek_queued_messages(self) -> list[Message]:
         """The next queued batch (steering first, else follow-up), without taking it."""
-        return self._steering.peek() or self._follow_up.peek()
+        return self._core.steering.peek() or self._core.follow_ups.peek()
 
     def has_queued_messages(self) -> bool:
         """Whether a steering or follow-up message is waiting."""
-        return bool(self._steering) or bool(self._follow_up)
+        return bool(self._core.steering) or bool(self._core.follow_ups)
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""
-        self._steering.clear()
+        self._core.steering.clear()
 
     def clear_follow_up_queue(self) -> None:
         """Drop the queued follow-up messages."""
-        self._follow_up.clear()
+        self._core.follow_ups.clear()
 
     def clear_all_queues(self) -> None:
         """Drop every queued steering and follow-up message."""
-        self._steering.clear()
-        self._follow_up.clear()
+        self._core.steering.clear()
+        self._core.follow_ups.clear()
 
     # -- control -----------------------------------------------------------------------
 
     def abort(self) -> None:
         """Cancel the running model call and tools (the turn ends as ``aborted``); queued
         turns, messages and the pending wake are kept."""
-        if self._current is not None:
-            self._current.abort()
+        if self._core.current is not None:
+            self._core.current.abort()
 
     def interrupt(self, reason: str | None = None) -> None:
         """Abort the running turn and drop everything queued: deferred turns (their
         ``prompt`` calls return an aborted result), steering, follow-ups, the pending wake."""
-        self._wake = None
+        core = self._core
+        core.wake = None
         self.clear_all_queues()
-        while self._inbox:
-            settle(self._inbox.popleft(), reason)
-        if self._current is not None:
-            self._current.abort(reason or "interrupted")
+        while core.inbox:
+            settle(core.inbox.popleft(), reason)
+        if core.current is not None:
+            core.current.abort(reason or "interrupted")
 
     async def stop(self) -> None:
         """Interrupt, wait until idle, then stop the plugins in reverse order."""
@@ -383,49 +427,61 @@ class Agent:
         try:
             self.interrupt("agent stopped")
             await self.wait()
-            if self._ready:
-                self._ready = False
-                await self._plugins.stop()
+            if self._core.ready:
+                self._core.ready = False
+                await self._core.plugins.stop()
         finally:
             self._stopping = False
 
     async def init(self) -> None:
         """Restore history and state, report repaired tool results, run plugin ``init``
         hooks (lazily done by the first turn)."""
-        await self._init(None)
+        await self._core.ensure_ready(None)
 
-    async def _init(self, turn_id: str | None) -> None:
-        async with self._init_lock:
-            if self._ready:
-                return
-            if self._history is None:
-                self._load()
-            repaired, self._repaired = self._repaired, []
-            for call in repaired:
-                await self._emit(ToolResultRepaired(turn_id=turn_id, call=call))
-            await self._plugins.init(self)
-            self._ready = True
-
-    async def wait(self) -> None:
-        """Return when the agent is idle (and everything recorded is in storage)."""
-        while self._loop_task is not None and not self._loop_task.done():
-            await asyncio.shield(self._loop_task)
-        await self._plugins.flush()
+    async def wait(self, timeout: float | None = None) -> None:
+        """Return when the agent is idle (and everything recorded is in storage). With
+        ``timeout`` (seconds), raise ``AgentWaitTimeout`` if it is still busy by then;
+        cancelling the wait (or its timing out) leaves the running turn alone."""
+        core = self._core
+        try:
+            async with asyncio.timeout(timeout):
+                while core.loop_task is not None and not core.loop_task.done():
+                    await asyncio.shield(core.loop_task)
+                await core.plugins.flush()
+        except TimeoutError:
+            raise AgentWaitTimeout(
+                f"the agent was still busy after {timeout:g}s",
+                hint="wait longer, or abort() / interrupt() the running turn",
+            ) from None
 
     def clear(self) -> None:
         """Forget the conversation (storage included); ``state`` is kept."""
-        if self.is_busy:
-            raise AgentBusyError("cannot clear while a turn runs", hint="await agent.wait()")
+        self._check_idle("clear")
         state = self.state.get()
-        self.storage.clear()
-        self._history = []
-        self._repaired = []
+        self._core.forget()
         if state:
-            self._record("state", state, None)
+            self._core.record("state", state, None)
+
+    def reset(self) -> None:
+        """Start over (seed 004): drop the conversation (storage included), the queues, the
+        pending wake and the last error; ``state`` goes back to ``initial_state``."""
+        self._check_idle("reset")
+        core = self._core
+        core.wake = None
+        core.deferred = []
+        self.clear_all_queues()
+        core.forget()
+        core.error_message = None
+        core.streaming_message = None
+        core.state.set(self._initial_state or {})
 
     def set_model(self, model: Model) -> None:
         """Use ``model`` from the next step on (each response records its provider/model)."""
-        self.model = model
+        self._core.model = model
+
+    def _check_idle(self, what: str) -> None:
+        if self.is_busy:
+            raise AgentBusyError(f"cannot {what} while a turn runs", hint="await agent.wait()")
 
     def _check_open(self) -> None:
         if self._stopping:

@@ -5,10 +5,11 @@ Before every model call, in this order::
     history                      (or the stored entries, when a plugin has transform_entries)
     -> transform_entries         plugins, chained
     -> transform_messages        plugins, chained
-    -> transform_context         the agent's option (seed 004)
-    -> convert_to_llm            the agent's option; by default standard messages are
-                                 converted and ``custom`` ones are projected by the plugins'
-                                 to_model_messages (first answer wins) or dropped
+    -> transform_context         the agent's option (seed 004), then plugins', chained
+    -> convert_to_llm            the agent's option or a plugin's (first answer wins); by
+                                 default standard messages are converted and ``custom``
+                                 ones are projected by the plugins' to_model_messages
+                                 (first answer wins) or dropped
 """
 
 from __future__ import annotations
@@ -17,35 +18,37 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.runtime.history import repair_tool_results
 from agentcli.runtime.messages import Message, to_llm_messages
-from agentcli.runtime.plugins import PluginSet, maybe_await
+from agentcli.runtime.plugins import PluginSet
 
 if TYPE_CHECKING:
-    from agentcli.runtime.agent import Agent
+    from agentcli.runtime.core import AgentCore
 
 __all__ = ["model_messages", "project"]
 
 
-async def model_messages(agent: Agent) -> list[dict[str, Any]]:
+async def model_messages(core: AgentCore) -> list[dict[str, Any]]:
     """The messages the next model call sees (without the instructions)."""
-    plugins = agent._plugins
-    if not plugins.plugins and agent.transform_context is None and agent.convert_to_llm is None:
-        return to_llm_messages(agent.messages)
-    transforms = plugins.has("transform_messages") or agent.transform_context is not None
+    plugins = core.plugins
+    if not plugins.active:
+        return to_llm_messages(core.messages)
+    transforms = plugins.has("transform_messages") or plugins.has("transform_context")
     if plugins.has("transform_entries"):
         await plugins.flush()
-        entries = await plugins.pipe("transform_entries", agent.storage.read())
+        entries = await plugins.pipe("transform_entries", core.storage.read())
         history, _ = repair_tool_results(
             [Message.from_dict(entry.data) for entry in entries if entry.type == "message"]
         )
     else:
         # the live history is only copied when a hook may rearrange it
-        history = list(agent.messages) if transforms else agent.messages
+        history = list(core.messages) if transforms else core.messages
     if plugins.has("transform_messages"):
         history = await plugins.pipe("transform_messages", history)
-    if agent.transform_context is not None:
-        history = await maybe_await(agent.transform_context(history))
-    if agent.convert_to_llm is not None:
-        return list(await maybe_await(agent.convert_to_llm(history)))
+    if plugins.has("transform_context"):
+        history = await plugins.pipe("transform_context", history)
+    if plugins.has("convert_to_llm"):
+        converted = await plugins.first("convert_to_llm", history)
+        if converted is not None:
+            return list(converted)
     return await project(history, plugins)
 
 

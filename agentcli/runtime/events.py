@@ -8,6 +8,8 @@
         message_end
         tool_execution_start           per tool call, in the model's order
         tool_execution_update          progress a tool reports
+        tool_failed / tool_blocked     a call that failed / that a hook blocked, just
+                                       before its tool_execution_end
         tool_execution_end             as each tool finishes
         message_start/end              the tool results, in the model's order
         step_end                       one model call and its tools are done
@@ -42,7 +44,10 @@ __all__ = [
     "ToolExecutionEnd",
     "ToolExecutionStart",
     "ToolExecutionUpdate",
+    "ToolBlocked",
+    "ToolFailed",
     "ToolResultRepaired",
+    "TurnError",
     "TurnEnd",
     "TurnQueued",
     "TurnReason",
@@ -65,11 +70,45 @@ EventType = Literal[
     "tool_execution_start",
     "tool_execution_update",
     "tool_execution_end",
+    "tool_failed",
+    "tool_blocked",
     "error",
     "tool_result_repaired",
 ]
 # why a turn (and so the agent's pass over its queue) ended
 TurnReason = Literal["done", "aborted", "failed", "max_steps"]
+
+
+@dataclass(slots=True)
+class TurnError:
+    """Why a turn failed, as seed 000 reports it: ``{name, message, cause}``."""
+
+    name: str  # the error's class, e.g. "ProviderError"
+    message: str
+    cause: TurnError | None = None  # the error it came from, if any
+
+    @classmethod
+    def from_exception(cls, error: BaseException) -> TurnError:
+        """The error and the chain of its causes (an error re-raised from itself -- a
+        cycle in the chain -- ends it)."""
+        chain: list[BaseException] = []
+        current: BaseException | None = error
+        while current is not None and all(current is not seen for seen in chain):
+            chain.append(current)
+            explicit = current.__cause__
+            current = explicit or (None if current.__suppress_context__ else current.__context__)
+        made: TurnError | None = None
+        for item in reversed(chain):
+            made = cls(type(item).__name__, str(item) or type(item).__name__, made)
+        assert made is not None
+        return made
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``cause`` only when there is one)."""
+        data: dict[str, Any] = {"name": self.name, "message": self.message}
+        if self.cause is not None:
+            data["cause"] = self.cause.to_dict()
+        return data
 
 
 @dataclass(slots=True)
@@ -140,6 +179,7 @@ class TurnEnd(Event):
     steps: int = 0
     error: str | None = None
     abort_reason: str | None = None
+    error_info: TurnError | None = None
 
 
 @dataclass(slots=True)
@@ -150,6 +190,8 @@ class StepEnd(Event):
     step: int = 0
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    message: Message | None = None  # the step's response
+    tool_results: list[ToolResult] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -211,6 +253,27 @@ class ErrorEvent(Event):
     type: ClassVar[EventType] = "error"
     error: str = ""
     kind: str = ""
+    error_info: TurnError | None = None
+
+
+@dataclass(slots=True)
+class ToolFailed(Event):
+    """A tool call ended in an error: the tool raised, or the call was unknown, invalid or
+    not allowed (seed 000's ``tool.failed``); its ``tool_execution_end`` follows."""
+
+    type: ClassVar[EventType] = "tool_failed"
+    call: ToolCall | None = None
+    result: ToolResult | None = None
+
+
+@dataclass(slots=True)
+class ToolBlocked(Event):
+    """A ``before_tool_call`` hook blocked the call (seed 000's ``tool.blocked``); the
+    result carries the reason, and its ``tool_execution_end`` follows."""
+
+    type: ClassVar[EventType] = "tool_blocked"
+    call: ToolCall | None = None
+    result: ToolResult | None = None
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -28,6 +28,7 @@ __all__ = [
     "assistant_message",
     "custom_message",
     "from_openai",
+    "image_parts",
     "media_parts",
     "message_text",
     "new_id",
@@ -69,6 +70,9 @@ class Message:
     model: str = ""
     custom_type: str | None = None
     data: Any = None
+    # a system message's named replacements of the system prompt (seed 004): the latest
+    # text of each name is in every later request's head system message (None removes it)
+    sections: dict[str, str | None] | None = None
     id: str = field(default_factory=new_id)
     timestamp: float = field(default_factory=time.time)
 
@@ -97,6 +101,8 @@ class Message:
             data["model"] = self.model
         if self.data is not None:
             data["data"] = self.data
+        if self.sections is not None:
+            data["sections"] = self.sections
         data["timestamp"] = self.timestamp
         return data
 
@@ -122,6 +128,7 @@ class Message:
             model=data.get("model", ""),
             custom_type=data.get("custom_type"),
             data=data.get("data"),
+            sections=data.get("sections"),
             id=data.get("id") or new_id(),
             timestamp=data.get("timestamp") or time.time(),
         )
@@ -149,9 +156,29 @@ def user_message(content: Any, **kwargs: Any) -> Message:
     return Message(role="user", content=content, **kwargs)
 
 
-def system_message(content: str, **kwargs: Any) -> Message:
-    """A system message."""
-    return Message(role="system", content=content, **kwargs)
+def system_message(
+    content: str = "", *, sections: dict[str, str | None] | None = None, **kwargs: Any
+) -> Message:
+    """A system message: ``content`` is sent where it stands; ``sections`` replace named
+    parts of the system prompt from then on."""
+    return Message(role="system", content=content, sections=sections, **kwargs)
+
+
+def image_parts(text: str, images: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI content parts for ``text`` and ``images``: each image as seed 004 gives it
+    (``{"type": "image", "data": <base64>, "mime_type" | "mimeType": ...}``) or already as
+    an ``image_url`` part."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in images:
+        if image.get("type") == "image_url":
+            parts.append(dict(image))
+            continue
+        mime = image.get("mime_type") or image.get("mimeType") or "image/png"
+        data = image.get("data")
+        if not isinstance(data, str) or not data:
+            raise ValueError("an image needs its base64 `data` (and a `mime_type`)")
+        parts.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}})
+    return parts
 
 
 def assistant_message(content: str = "", **kwargs: Any) -> Message:
@@ -163,7 +190,7 @@ def tool_message(result: ToolResult) -> Message:
     """The message that carries a tool result back to the model."""
     return Message(
         role="tool",
-        content=result.content,
+        content=result.for_model,  # a tool's to_model_output projection, when it has one
         tool_call_id=result.call_id,
         name=result.name,
         is_error=result.is_error,
@@ -234,6 +261,8 @@ def to_llm_messages(messages: list[Message]) -> list[dict[str, Any]]:
     for message in messages:
         if message.role == "custom" or _is_failed_response(message):
             continue
+        if message.sections is not None and not message.content:
+            continue  # its sections are in the head system message
         if message.role == "tool":
             out.append(_tool_llm_message(message, attachments))
             continue

@@ -23,11 +23,20 @@ Every hook may be sync or async. The families and their rules:
 ``before_tool_call(call, decision)``   chained; return a ``Block`` / ``Replace`` (or their
                                        dict forms) to decide, None to keep the decision
 ``after_tool_call(call, result)``      chained; return a ToolResult or a dict of fields
+``transform_context(messages)``        chained, after ``transform_messages`` (seed 004)
+``convert_to_llm(messages)``           the first non-None answer is the model messages
+                                       (else standard ones converted, custom projected)
+``prepare_request(request)``           chained; the whole request before the model call
+``finish_turn(result, message)``       after each response and its tool results: the first
+                                       ``"end"`` / ``"continue"`` answer wins
 ``on_step_finish(info)``               ``{"continue": False}`` ends the turn, ``True`` asks
                                        for another step; the first decision wins, a
                                        plugin that raises has no opinion
 ``on_turn_finish(result)``             observer; errors are swallowed
 =====================================  ===================================================
+
+The agent's own callbacks (``Agent(before_tool_call=..., finish_turn=...)``) are the hooks
+of one built-in plugin that runs ahead of the others (``callbacks.py``): one extension path.
 """
 
 from __future__ import annotations
@@ -75,6 +84,10 @@ Hook = Literal[
     "prepare_step",
     "before_tool_call",
     "after_tool_call",
+    "transform_context",
+    "convert_to_llm",
+    "prepare_request",
+    "finish_turn",
     "on_step_finish",
     "on_turn_finish",
 ]
@@ -110,6 +123,12 @@ class Plugin:
 
     def __repr__(self) -> str:
         return f"<Plugin {plugin_name(self)!r}>"
+
+
+# Every hook a plain None on the base class: looking up one a plugin lacks then finds None
+# at once instead of raising (and catching) an AttributeError, for each agent built.
+for _hook in HOOKS:
+    setattr(Plugin, _hook, None)
 
 
 def plugin_name(plugin: object) -> str:
@@ -167,24 +186,49 @@ def _ordered(plugins: Iterable[object]) -> tuple[object, ...]:
 
 
 class PluginSet:
-    """An agent's plugins, ordered, with their hooks gathered once per family."""
+    """An agent's plugins, ordered, with their hooks gathered once per family.
 
-    def __init__(self, plugins: Iterable[object] = ()) -> None:
+    ``builtin`` runs ahead of them all (the agent's callbacks) and is not listed in
+    ``plugins``; ``refresh`` gathers the hooks again after one of its callbacks changed."""
+
+    def __init__(self, plugins: Iterable[object] = (), builtin: object | None = None) -> None:
         self.plugins = _ordered(plugins)
-        self._hooks: dict[Hook, tuple[Callable[..., Any], ...]] = _NO_HOOKS
+        self.builtin = builtin
+        # the plugins' hooks, gathered once; refresh() puts the built-in's ahead of them
+        self._own: dict[Hook, tuple[Callable[..., Any], ...]] = _NO_HOOKS
         if self.plugins:
-            self._hooks = {
-                hook: tuple(
-                    function
-                    for plugin in self.plugins
-                    if (function := getattr(plugin, hook, None)) is not None
-                )
-                for hook in HOOKS
-            }
-        self.appends = bool(self._hooks["on_append"])
-        self._async_append = any(_is_async(f) for f in self._hooks["on_append"])
+            # by hand, not a comprehension per family: this runs for every agent built
+            own = dict(_NO_HOOKS)
+            for plugin in self.plugins:
+                for hook in HOOKS:
+                    function = getattr(plugin, hook, None)
+                    if function is not None:
+                        own[hook] = (*own[hook], function)
+            self._own = own
+        self._hooks = self._own
+        self.active = False  # whether any hook at all is defined
+        self.refresh()
         self._started: list[object] = []
         self._writes: asyncio.Task[None] | None = None
+
+    def refresh(self) -> None:
+        """Gather the hooks again (a callback of the built-in plugin changed)."""
+        hooks = self._own
+        builtin = self.builtin
+        if builtin is not None:
+            gather = getattr(builtin, "hooks", None)
+            if gather is not None:  # the built-in lists its own (CallbackPlugin.hooks)
+                found: list[tuple[Hook, Callable[..., Any]]] = gather()
+            else:
+                found = [(h, f) for h in HOOKS if (f := getattr(builtin, h, None)) is not None]
+            if found:
+                hooks = dict(hooks)
+                for hook, function in found:
+                    hooks[hook] = (function, *hooks[hook])
+        self._hooks = hooks
+        self.active = bool(self.plugins) or hooks is not _NO_HOOKS
+        self.appends = bool(hooks["on_append"])
+        self._async_append = self.appends and any(_is_async(f) for f in hooks["on_append"])
 
     def has(self, hook: Hook) -> bool:
         """Whether any plugin defines ``hook``."""
@@ -258,6 +302,10 @@ class PluginSet:
                 return result
         return None
 
+    async def finish_decision(self, result: Any, message: Message) -> Any:
+        """The first ``finish_turn`` answer for this response, as given (None: no opinion)."""
+        return await self.first("finish_turn", result, message)
+
     async def step_decision(self, info: StepInfo) -> bool | None:
         """Whether the turn goes on after this step (None: no plugin has an opinion)."""
         decision: bool | None = None
@@ -281,16 +329,15 @@ class PluginSet:
 
     # -- tool hooks --------------------------------------------------------------------
 
-    def before_tool_call(self, first: BeforeToolCall | None) -> BeforeToolCall | None:
-        """The agent's ``before_tool_call`` followed by the plugins' chain."""
+    def before_tool_call(self) -> BeforeToolCall | None:
+        """The ``before_tool_call`` chain as the executor calls it: each hook sees the call
+        and the decision so far (the built-in one passes the agent's ``services``)."""
         hooks = self._hooks["before_tool_call"]
         if not hooks:
-            return first
+            return None
 
         async def before(call: ToolCall, services: Any) -> Any:
             decision = None
-            if first is not None:
-                decision = as_decision(await maybe_await(first(call, services)))
             for hook in hooks:
                 result = await maybe_await(hook(call, decision))
                 if result is not None:
@@ -299,15 +346,13 @@ class PluginSet:
 
         return before
 
-    def after_tool_call(self, first: AfterToolCall | None) -> AfterToolCall | None:
-        """The agent's ``after_tool_call`` followed by the plugins' chain."""
+    def after_tool_call(self) -> AfterToolCall | None:
+        """The ``after_tool_call`` chain: each hook's override applied in turn."""
         hooks = self._hooks["after_tool_call"]
         if not hooks:
-            return first
+            return None
 
         async def after(call: ToolCall, result: ToolResult) -> ToolResult:
-            if first is not None:
-                result = apply_override(result, await maybe_await(first(call, result)))
             for hook in hooks:
                 result = apply_override(result, await maybe_await(hook(call, result)))
             return result

@@ -16,66 +16,83 @@ from agentcli.runtime.queues import PendingTurn, Wake
 from agentcli.runtime.turns import Turn, TurnResult
 
 if TYPE_CHECKING:
-    from agentcli.runtime.agent import Agent
+    from agentcli.runtime.core import AgentCore
 
 __all__ = ["drain", "settle", "wake_opening"]
 
 
-async def drain(agent: Agent) -> None:
-    """Run everything queued on ``agent`` (the agent's loop task)."""
+async def drain(core: AgentCore) -> None:
+    """Run everything queued on ``core`` (the agent's loop task)."""
+    last: tuple[PendingTurn, TurnResult] | None = None
     try:
         while True:
-            await agent._emit(AgentStart())
-            reason = await _run_queued(agent)
-            await agent._emit(AgentEnd(reason=reason))
-            if not agent._inbox and agent._wake is None:
+            await core.emit(AgentStart())
+            reason, last = await _run_queued(core)
+            await core.emit(AgentEnd(reason=reason))
+            # the turn that ended the pass settles after the awaited agent_end listeners
+            # (seed 004: prompt() returns once the run has fully settled)
+            if last is not None:
+                _resolve(*last)
+            if not core.inbox and core.wake is None:
                 return
     finally:
-        while agent._inbox:
-            settle(agent._inbox.popleft(), "agent loop stopped")
+        if last is not None:
+            _resolve(*last)
+        while core.inbox:
+            settle(core.inbox.popleft(), "agent loop stopped")
 
 
-async def _run_queued(agent: Agent) -> TurnReason:
+async def _run_queued(core: AgentCore) -> tuple[TurnReason, tuple[PendingTurn, TurnResult] | None]:
     reason: TurnReason = "done"
     poll_follow_ups = True
-    while (pending := _next_turn(agent, poll_follow_ups)) is not None:
-        turn = Turn(agent, pending.turn_id, pending.messages)
-        agent._current = turn
+    last: tuple[PendingTurn, TurnResult] | None = None
+    while (pending := _next_turn(core, poll_follow_ups)) is not None:
+        if last is not None:
+            _resolve(*last)  # another turn follows: the earlier one has settled
+        turn = Turn(core, pending.turn_id, pending.messages)
+        core.current = turn
         try:
             result = await turn.run()
+        except BaseException:
+            settle(pending, "agent loop stopped")
+            raise
         finally:
-            agent._current = None
-        deferred, agent._deferred = agent._deferred, []
-        await agent._append_all(deferred, None)
+            core.current = None
+        deferred, core.deferred = core.deferred, []
+        await core.append(deferred, None)
         reason = result.reason
         poll_follow_ups = reason in ("done", "max_steps") and not turn.ended_by_hook
-        if pending.future is not None and not pending.future.done():
-            pending.future.set_result(result)
-    return reason
+        last = (pending, result)
+    return reason, last
 
 
-def _next_turn(agent: Agent, poll_follow_ups: bool) -> PendingTurn | None:
-    if agent._inbox:
-        return agent._inbox.popleft()
-    if poll_follow_ups and agent._follow_up:
-        return PendingTurn(new_id(), agent._follow_up.take())
-    wake, agent._wake = agent._wake, None
-    opening = wake_opening(agent, wake) if wake is not None else None
+def _resolve(pending: PendingTurn, result: TurnResult) -> None:
+    if pending.future is not None and not pending.future.done():
+        pending.future.set_result(result)
+
+
+def _next_turn(core: AgentCore, poll_follow_ups: bool) -> PendingTurn | None:
+    if core.inbox:
+        return core.inbox.popleft()
+    if poll_follow_ups and core.follow_ups:
+        return PendingTurn(new_id(), core.follow_ups.take())
+    wake, core.wake = core.wake, None
+    opening = wake_opening(core, wake) if wake is not None else None
     return PendingTurn(new_id(), opening) if opening is not None else None
 
 
-def wake_opening(agent: Agent, wake: Wake) -> list[Message] | None:
+def wake_opening(core: AgentCore, wake: Wake) -> list[Message] | None:
     """A wake's opening messages: its prompts merged; else, after an assistant message,
     a queued follow-up batch; else none (the turn opens on history) -- None when there is
     nothing to continue at all."""
     if wake.prompts:
         return [user_message(wake.text())]
-    history = agent.messages
-    if history and history[-1].role == "assistant" and not agent._steering:
-        batch = agent._follow_up.take()
+    history = core.messages
+    if history and history[-1].role == "assistant" and not core.steering:
+        batch = core.follow_ups.take()
         if batch:
             return batch
-    if agent._steering or any(m.role != "system" for m in history):
+    if core.steering or any(m.role != "system" for m in history):
         return []
     return None
 

@@ -52,10 +52,16 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
     arguments_error: str | None = None
+    caller: str | None = None  # the caller tool this call came from (None: the model)
+    parent_id: str | None = None  # ... and that caller's call id
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        data: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.caller is not None:
+            data["caller"] = self.caller
+            data["parent_id"] = self.parent_id
+        return data
 
 
 @dataclass(slots=True)
@@ -69,10 +75,18 @@ class ToolResult:
     is_error: bool = False
     terminate: bool = False
     details: dict[str, Any] = field(default_factory=dict)
+    # the tool's ``to_model_output`` projection: what the model is sent instead of
+    # ``content``, which stays whole in events and the turn's results (None: not projected)
+    model_content: Any = None
+
+    @property
+    def for_model(self) -> Any:
+        """What the model is sent: the projection when there is one, else the content."""
+        return self.content if self.model_content is None else self.model_content
 
     def text(self) -> str:
         """The result as the model sees it."""
-        return result_text(self.content)
+        return result_text(self.for_model)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -86,6 +100,8 @@ class ToolResult:
             data["terminate"] = True
         if self.details:
             data["details"] = self.details
+        if self.model_content is not None:
+            data["model_content"] = self.model_content
         return data
 
 
@@ -99,6 +115,10 @@ class ToolContext:
     context: Any = None
     services: Any = None
     update: Callable[[Any], None] = lambda data: None
+    # for caller tools: ``await ctx.call_tool(name, arguments)`` runs another tool through
+    # the same checks, hooks and events (allowed when the tool's ``tool_callers`` entry
+    # names this tool)
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
 
 
 ToolFunction = Callable[..., Any | Awaitable[Any]]
@@ -113,6 +133,8 @@ class Tool:
     async. A ``ToolResult`` return value is used as is (``terminate=True`` hints that the
     run may stop after this batch); anything else is the content. ``context_schema``, when
     set, is the JSON Schema the tool's ``tools_context`` entry must satisfy.
+    ``to_model_output(result)``, when set, is the tool's own projection of a successful
+    result for the model (a summary of a big value); the whole result stays in the trace.
     """
 
     name: str
@@ -124,6 +146,7 @@ class Tool:
     label: str = ""
     server: str = ""  # the tool server it came from, for reports ("" for local tools)
     bare_name: str = ""  # the name within its server
+    to_model_output: Callable[[ToolResult], Any] | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI function-tool declaration."""
@@ -286,6 +309,8 @@ class ToolExecutor:
         services: Any = None,
         tools_context: dict[str, Any] | None = None,
         validator: ArgumentValidator | None = None,
+        tool_callers: dict[str, list[str]] | None = None,
+        pending: set[str] | None = None,
     ) -> None:
         self.tools = tools
         self.emit = emit
@@ -296,7 +321,10 @@ class ToolExecutor:
         self.services = services
         self.tools_context = tools_context or {}
         self.validator = validator or ArgumentValidator()
+        self.tool_callers = tool_callers or {}
         self.finished: dict[str, ToolResult] = {}
+        self.pending = pending if pending is not None else set()  # calls not finalized yet
+        self._blocked: set[str] = set()  # calls a before_tool_call hook blocked
 
     async def run(self, calls: list[ToolCall]) -> list[ToolResult]:
         """Execute ``calls`` and return their results in the given order."""
@@ -337,13 +365,50 @@ class ToolExecutor:
         tool = self.tools.get(call.name)
         return tool is not None and tool.sequential
 
+    async def call_from(self, caller: ToolCall, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run tool ``name`` for the caller tool of ``caller`` (a program calling tools):
+        the same events, checks and hooks as a call of the model; not in the batch's
+        results (the model sees the caller's result)."""
+        from agentcli.runtime.events import ToolExecutionStart
+        from agentcli.runtime.messages import new_id
+
+        call = ToolCall(new_id(), name, dict(arguments), caller=caller.name, parent_id=caller.id)
+        await self.emit(ToolExecutionStart(turn_id=self.turn_id, call=call))
+        item = await self._preflight(call)
+        if item.result is None:
+            await self._execute(item)
+        else:
+            await self._finalize(call, item.result, 0.0)
+        return self.finished.pop(call.id)
+
+    def _reachable(self, call: ToolCall) -> str | None:
+        """Why ``call`` may not reach its tool from where it came (None: it may)."""
+        from agentcli.runtime.config import DIRECT_TOOL_CALL
+
+        callers = self.tool_callers.get(call.name)
+        source = DIRECT_TOOL_CALL if call.caller is None else call.caller
+        if callers is None:
+            if call.caller is None:
+                return None
+            return f"tool {call.name!r} may not be called from {call.caller!r} (tool_callers)"
+        if source in callers:
+            return None
+        if call.caller is None:
+            return f"tool {call.name!r} is only reachable from {', '.join(callers)}"
+        return f"tool {call.name!r} may not be called from {call.caller!r} (tool_callers)"
+
     async def _preflight(self, call: ToolCall) -> _Prepared:
+        self.pending.add(call.id)
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
             return _Prepared(
                 call, None, _error(call, f"unknown tool {call.name!r} (available: {known})")
             )
+        if self.tool_callers or call.caller is not None:
+            problem = self._reachable(call)
+            if problem:
+                return _Prepared(call, tool, _error(call, problem))
         if call.arguments_error:
             return _Prepared(call, tool, _error(call, f"invalid arguments: {call.arguments_error}"))
         problem = self.validator.errors(tool, call.arguments)
@@ -367,6 +432,7 @@ class ToolExecutor:
                 return _Prepared(call, tool, _error(call, message))
             if isinstance(decision, Block):
                 result = ToolResult(call.id, call.name, decision.reason, True, decision.terminate)
+                self._blocked.add(call.id)
                 return _Prepared(call, tool, result)
             if isinstance(decision, Replace):
                 call.arguments = dict(decision.arguments)
@@ -387,7 +453,10 @@ class ToolExecutor:
             event = ToolExecutionUpdate(turn_id=self.turn_id, call=call, data=data)
             loop.call_soon_threadsafe(lambda: loop.create_task(self.emit(event)))
 
-        ctx = ToolContext(call, self.tools_context.get(tool.name), self.services, update)
+        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
+            return await self.call_from(call, name, arguments)
+
+        ctx = ToolContext(call, self.tools_context.get(tool.name), self.services, update, call_tool)
         started = time.perf_counter()
         attributes = {
             "gen_ai.operation.name": "execute_tool",
@@ -414,7 +483,7 @@ class ToolExecutor:
         await self._finalize(call, result, (time.perf_counter() - started) * 1000)
 
     async def _finalize(self, call: ToolCall, result: ToolResult, duration_ms: float) -> None:
-        from agentcli.runtime.events import ToolExecutionEnd
+        from agentcli.runtime.events import ToolBlocked, ToolExecutionEnd, ToolFailed
 
         if self.after_tool_call is not None:
             try:
@@ -422,7 +491,19 @@ class ToolExecutor:
             except Exception as error:
                 override = {"content": f"after_tool_call failed: {error}", "is_error": True}
             result = apply_override(result, override)
+        tool = self.tools.get(call.name)
+        if tool is not None and tool.to_model_output is not None and not result.is_error:
+            try:
+                result.model_content = await maybe_await(tool.to_model_output(result))
+            except Exception as error:  # a broken projection must not lose the result
+                result.model_content = f"to_model_output failed: {error}"
         self.finished[call.id] = result
+        self.pending.discard(call.id)
+        if result.is_error:
+            # seed 000's tool.blocked / tool.failed, ahead of the call's end
+            blocked = call.id in self._blocked
+            kind = ToolBlocked if blocked else ToolFailed
+            await self.emit(kind(turn_id=self.turn_id, call=call, result=result))
         await self.emit(
             ToolExecutionEnd(
                 turn_id=self.turn_id, call=call, result=result, duration_ms=duration_ms

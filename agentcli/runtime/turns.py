@@ -8,11 +8,8 @@ A step::
     -> finish_turn (agent option) -> step_end -> joined input recorded
     -> on_step_finish (plugins)
 
-After a step the turn ends when ``finish_turn`` said ``end`` or a plugin said
-``continue=False``. Otherwise it goes on when a plugin said ``continue=True``, tool calls
-were made (unless every result of the batch carries ``terminate``), input joined with a
-trigger, steering is queued, or ``finish_turn`` said ``continue`` (met by a queued
-follow-up turn when there is one, else by one context-only request) -- up to ``max_steps``.
+Whether the turn goes on after a step is ``decide.decide_step``, a pure function of what
+the step left behind. A turn works on an ``AgentCore`` (core.py) through its public surface.
 """
 
 from __future__ import annotations
@@ -26,7 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agentcli import otel
 from agentcli.choices import one_of
-from agentcli.errors import ModelError, ProviderError, ToolChoiceViolationError, ToolConflictError
+from agentcli.errors import (
+    AgentRuntimeError,
+    ModelError,
+    ProviderError,
+    ToolChoiceViolationError,
+    ToolConflictError,
+)
 from agentcli.models.base import (
     Model,
     ModelSettings,
@@ -37,7 +40,9 @@ from agentcli.models.base import (
 )
 from agentcli.runtime.channel import AGENT, STREAM
 from agentcli.runtime.choice import normalize_choice, tool_choice_problem
+from agentcli.runtime.config import DIRECT_TOOL_CALL
 from agentcli.runtime.context import model_messages
+from agentcli.runtime.decide import StepDecision, StepOutcome, decide_step
 from agentcli.runtime.events import (
     ErrorEvent,
     MessageEnd,
@@ -47,15 +52,16 @@ from agentcli.runtime.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
     TurnEnd,
+    TurnError,
     TurnReason,
     TurnStart,
 )
-from agentcli.runtime.messages import Message, new_id, tool_message
-from agentcli.runtime.plugins import Step, StepInfo, maybe_await
+from agentcli.runtime.messages import Message, new_id, system_message, tool_message
+from agentcli.runtime.plugins import Step, StepInfo
 from agentcli.runtime.tools import Tool, ToolCall, ToolExecutor, ToolResult
 
 if TYPE_CHECKING:
-    from agentcli.runtime.agent import Agent
+    from agentcli.runtime.core import AgentCore
 
 __all__ = ["FINISH_DECISIONS", "LENGTH_CUT", "FinishDecision", "Turn", "TurnResult"]
 
@@ -89,6 +95,7 @@ class TurnResult:
     error: str | None = None
     error_kind: str | None = None
     abort_reason: str | None = None
+    error_info: TurnError | None = None  # {name, message, cause} of a failed turn
 
     @property
     def text(self) -> str:
@@ -126,8 +133,8 @@ class _Streaming:
 class Turn:
     """A running turn: its steps, joined input, turn-scoped contexts and abort handle."""
 
-    def __init__(self, agent: Agent, turn_id: str, opening: list[Message]) -> None:
-        self.agent = agent
+    def __init__(self, core: AgentCore, turn_id: str, opening: list[Message]) -> None:
+        self.core = core
         self.id = turn_id
         self.result = TurnResult(turn_id=turn_id, reason="done")
         self.opening = opening
@@ -135,10 +142,10 @@ class Turn:
         self.ended_by_hook = False  # finish_turn said "end": follow-ups are not polled
         self.joined: list[Message] = []
         self.join_trigger = False
-        self.instructions = agent.instructions
-        self.tools: dict[str, Tool] = agent.tools
-        self.tools_context: dict[str, Any] = agent.tools_context
-        self.runtime_context: dict[str, Any] = agent.runtime_context
+        self.instructions = core.instructions
+        self.tools: dict[str, Tool] = core.tools
+        self.tools_context: dict[str, Any] = core.config.tools.tools_context
+        self.runtime_context: dict[str, Any] = core.config.loop.runtime_context
         self._task: asyncio.Task[TurnReason] | None = None
         self._abort_requested = False
         self._streaming: _Streaming | None = None
@@ -162,9 +169,10 @@ class Turn:
 
     async def run(self) -> TurnResult:
         """Run the turn to its end and return its result (failures are in the result)."""
-        agent, result = self.agent, self.result
-        agent._record("event", {"type": "turn_start"}, self.id)
-        await agent._emit(TurnStart(turn_id=self.id))
+        core, result = self.core, self.result
+        core.error_message = None
+        core.record("event", {"type": "turn_start"}, self.id)
+        await core.emit(TurnStart(turn_id=self.id))
         try:
             if self._abort_requested:
                 raise asyncio.CancelledError
@@ -180,18 +188,27 @@ class Turn:
             result.reason = "failed"
             result.error = str(error) or type(error).__name__
             result.error_kind = _error_kind(error)
+            result.error_info = TurnError.from_exception(error)
+            core.error_message = result.error
         finally:
             self.closing = True
             self._task = None
+            core.streaming_message = None
+            core.pending_tool_calls.clear()
         leftover, self.joined = self.joined, []
-        await agent._append_all(leftover, self.id)
+        await core.append(leftover, self.id)
         if result.error:
-            await agent._emit(
-                ErrorEvent(turn_id=self.id, error=result.error, kind=result.error_kind or "")
+            await core.emit(
+                ErrorEvent(
+                    turn_id=self.id,
+                    error=result.error,
+                    kind=result.error_kind or "",
+                    error_info=result.error_info,
+                )
             )
-        agent._record("event", {"type": "turn_end", "reason": result.reason}, self.id)
+        core.record("event", {"type": "turn_end", "reason": result.reason}, self.id)
         last = next((m for m in reversed(result.messages) if m.role == "assistant"), None)
-        await agent._emit(
+        await core.emit(
             TurnEnd(
                 turn_id=self.id,
                 reason=result.reason,
@@ -201,23 +218,24 @@ class Turn:
                 steps=result.steps,
                 error=result.error,
                 abort_reason=result.abort_reason,
+                error_info=result.error_info,
             )
         )
-        if agent._plugins.has("on_turn_finish"):
-            await agent._plugins.observe("on_turn_finish", result)
+        if core.plugins.has("on_turn_finish"):
+            await core.plugins.observe("on_turn_finish", result)
         return result
 
     async def _body(self) -> TurnReason:
-        agent = self.agent
-        if not agent._ready:
-            await agent._init(self.id)
+        core = self.core
+        if not core.ready:
+            await core.ensure_ready(self.id)
         opening, self.opening = self.opening, []
-        await agent._append_all(opening, self.id)
-        await agent._append_all(agent._steering.take(), self.id)
+        await core.append(opening, self.id)
+        await core.append(core.steering.take(), self.id)
         # assembled once per turn: a plugin whose tools change owns when they change
-        self.instructions, self.tools = await agent._plugins.assemble(
-            agent.instructions, agent.tools
-        )
+        self.instructions, self.tools = await core.plugins.assemble(core.instructions, core.tools)
+        if core.config.tools.tool_callers:
+            _check_callers(core.config.tools.tool_callers, self.tools)
         while True:
             self.result.steps += 1
             reason = await self._step(self.result.steps)
@@ -225,7 +243,7 @@ class Turn:
                 return reason
 
     async def _step(self, number: int) -> TurnReason | None:
-        agent, result = self.agent, self.result
+        core, result = self.core, self.result
         first = len(result.messages)
         response, settings = await self._respond(number)
         calls = response.tool_calls
@@ -236,57 +254,72 @@ class Turn:
                 await self._record_results([ToolResult(c.id, c.name, note, True) for c in calls])
             raise ToolChoiceViolationError(problem)
         results = await self._run_tools(response) if calls else []
-        decision = await self._finish_turn(response)
+        finish = await self._finish_turn(response)
         usage = response.usage or Usage()
-        await agent._emit(
-            StepEnd(turn_id=self.id, step=number, usage=usage, finish_reason=response.finish_reason)
+        await core.emit(
+            StepEnd(
+                turn_id=self.id,
+                step=number,
+                usage=usage,
+                finish_reason=response.finish_reason,
+                message=response,
+                tool_results=results,
+            )
         )
         joined, triggered = self.joined, self.join_trigger
         self.joined, self.join_trigger = [], False
-        await agent._append_all(joined, self.id)
+        await core.append(joined, self.id)
         verdict = None
-        if agent._plugins.has("on_step_finish"):
+        if core.plugins.has("on_step_finish"):
             info = StepInfo(
                 self.id, number, result.messages[first:], list(calls), results,
                 response.finish_reason, usage,
             )  # fmt: skip
-            verdict = await agent._plugins.step_decision(info)
-        if decision == "end":
-            self.ended_by_hook = True
-            return "done"
-        if verdict is False:
-            return "done"
-        more = (
-            verdict is True
-            or triggered
-            or bool(agent._steering)
-            or (bool(calls) and not all(r.terminate for r in results))
+            verdict = await core.plugins.step_decision(info)
+        decision = decide_step(
+            StepOutcome(
+                step=number,
+                max_steps=core.config.loop.max_steps,
+                finish=finish,
+                verdict=verdict,
+                tool_calls=bool(calls),
+                all_terminate=bool(results) and all(r.terminate for r in results),
+                joined_trigger=triggered,
+                steering=bool(core.steering),
+                follow_up=bool(core.follow_ups),
+            )
         )
-        if not more and decision == "continue":
-            if agent._follow_up:
-                return "done"  # the follow-up turn makes the request finish_turn asked for
-            more = True
-        if not more:
+        return await self._after(decision)
+
+    async def _after(self, decision: StepDecision) -> TurnReason | None:
+        """Act on the step decision: end the turn (its reason) or prepare the next step."""
+        if decision == "end":
+            self.ended_by_hook = True  # finish_turn ended it: follow-ups are not polled
             return "done"
-        if number >= agent.max_steps:
+        if decision in ("stop", "terminate", "follow_up"):
+            return "done"  # a queued follow-up turn makes the request finish_turn asked for
+        if decision == "max_steps":
             return "max_steps"
-        await agent._append_all(agent._steering.take(), self.id)
+        if decision == "steer":
+            await self.core.append(self.core.steering.take(), self.id)
         return None
 
     async def _respond(self, number: int) -> tuple[Message, ModelSettings]:
-        agent = self.agent
-        settings = agent.settings
-        choice = agent.tool_choice if agent.tool_choice is not None else settings.tool_choice
-        messages = await model_messages(agent)
-        model, instructions, active = agent.model, self.instructions, agent.active_tools
-        if agent._plugins.has("prepare_step"):
+        core = self.core
+        options = core.config.tools
+        settings = core.settings
+        choice = options.tool_choice if options.tool_choice is not None else settings.tool_choice
+        messages = await model_messages(core)
+        model, instructions, active = core.model, self.instructions, options.active_tools
+        plugins = core.plugins
+        if plugins.has("prepare_step"):
             # the step's own settings: a hook that edits them in place changes this step only
             settings = dataclasses.replace(settings, extra=dict(settings.extra))
             step = Step(
                 self.id, number, messages, instructions, model, settings, choice, active,
                 self.tools_context, self.runtime_context,
             )  # fmt: skip
-            step = await agent._plugins.pipe("prepare_step", step)
+            step = await plugins.pipe("prepare_step", step)
             # a new context object stays in force for the rest of the turn
             self.tools_context, self.runtime_context = step.tools_context, step.runtime_context
             messages, instructions, model = step.messages, step.instructions, step.model
@@ -295,6 +328,14 @@ class Turn:
         choice = normalize_choice(choice)
         if choice != settings.tool_choice:
             settings = dataclasses.replace(settings, tool_choice=choice)
+        settings = await self._provider_settings(model, settings)
+        if core.config.loop.announce_tools:
+            announcement = await self._announce(self._step_tools)
+            if announcement is not None:
+                messages = [*messages, {"role": "system", "content": announcement}]
+        if core.sections:
+            sections = "\n\n".join(core.sections.values())
+            instructions = f"{instructions}\n\n{sections}" if instructions else sections
         if instructions:
             messages = [{"role": "system", "content": instructions}, *messages]
         request: dict[str, Any] = {
@@ -305,9 +346,52 @@ class Turn:
             "step": number,
             "runtime_context": self.runtime_context,
         }
-        if agent.prepare_request is not None:
-            request = await maybe_await(agent.prepare_request(request)) or request
+        if plugins.has("prepare_request"):
+            request = await plugins.pipe("prepare_request", request)
         return await self._stream(model, request), request["settings"]
+
+    async def _provider_settings(self, model: Model, settings: ModelSettings) -> ModelSettings:
+        """The settings with the agent's thinking level, session id and a fresh API key."""
+        provider = self.core.config.provider
+        level = provider.thinking_level
+        key = None
+        if provider.get_api_key is not None:
+            key = await provider.get_api_key(model.provider)  # before each request (seed 004)
+        if level == "off" and provider.session_id is None and key is None:
+            return settings
+        return dataclasses.replace(
+            settings,
+            thinking_level=level if level != "off" else settings.thinking_level,
+            thinking_budget=provider.thinking_budgets.get(level, settings.thinking_budget),
+            session_id=provider.session_id or settings.session_id,
+            api_key=key or settings.api_key,
+        )
+
+    async def _announce(self, tools: dict[str, Tool]) -> str | None:
+        """Announce a changed tool loadout in a system message (seed 004): the first
+        request sets what the transcript declares, later changes are announced."""
+        core = self.core
+        names = tuple(sorted(self._declared_names(tools)))
+        before = core.announced
+        if before is None:
+            core.announced = names
+            return None
+        if before == names:
+            return None
+        added = [n for n in names if n not in before]
+        removed = [n for n in before if n not in names]
+        parts = []
+        if added:
+            parts.append(f"now available: {', '.join(added)}")
+        if removed:
+            parts.append(f"no longer available: {', '.join(removed)}")
+        text = "The tools changed; " + "; ".join(parts) + "."
+        await core.append([system_message(text, data={"tools": list(names)})], self.id)
+        return text
+
+    def _declared_names(self, tools: dict[str, Tool]) -> list[str]:
+        callers = self.core.config.tools.tool_callers
+        return [n for n in tools if n not in callers or DIRECT_TOOL_CALL in callers[n]]
 
     def _active(self, active: list[str] | None) -> dict[str, Tool]:
         if active is None:
@@ -317,7 +401,10 @@ class Turn:
 
     def _declarations(self, tools: dict[str, Tool]) -> list[dict[str, Any]]:
         if self._declared[0] is not tools:
-            self._declared = (tools, [tool.to_openai() for tool in tools.values()])
+            callers = self.core.config.tools.tool_callers
+            # a tool only reachable from caller tools is hidden from the model (seed 000)
+            visible = (tools[n] for n in self._declared_names(tools)) if callers else tools.values()
+            self._declared = (tools, [tool.to_openai() for tool in visible])
         return self._declared[1]
 
     async def _stream(self, model: Model, request: dict[str, Any]) -> Message:
@@ -342,11 +429,12 @@ class Turn:
             return message
 
     async def _stream_message(self, model: Model, request: dict[str, Any]) -> Message:
-        agent = self.agent
-        channel = agent.channel
+        core = self.core
+        channel = core.channel
         message = Message(role="assistant", content="", provider=model.provider, model=model.name)
         self._streaming = streaming = _Streaming(message)
-        await agent._emit(MessageStart(turn_id=self.id, message=message))
+        core.streaming_message = message
+        await core.emit(MessageStart(turn_id=self.id, message=message))
         updates, parts = channel.has(AGENT), channel.has(STREAM)
         response = None
         try:
@@ -363,11 +451,12 @@ class Turn:
                     response = part.response
                     continue
                 if updates:
-                    await agent._emit(MessageUpdate(turn_id=self.id, message=message, delta=part))
+                    await core.emit(MessageUpdate(turn_id=self.id, message=message, delta=part))
             if response is None:
                 raise ProviderError(f"model {model.name!r} ended its stream without a response")
         except ModelError as error:
             self._streaming = None
+            core.streaming_message = None
             streaming.settle()
             message.finish_reason = "error"
             message.error = str(error)
@@ -375,6 +464,7 @@ class Turn:
             await self._finish_turn(message)
             raise
         self._streaming = None
+        core.streaming_message = None
         message.content = response.content
         message.thinking = response.thinking or "".join(streaming.thinking)
         message.finish_reason = response.finish_reason
@@ -390,30 +480,33 @@ class Turn:
         return message
 
     async def _finish_message(self, message: Message) -> None:
-        self.agent._store([message], self.id)
-        await self.agent._emit(MessageEnd(turn_id=self.id, message=message))
+        self.core.store([message], self.id)
+        await self.core.emit(MessageEnd(turn_id=self.id, message=message))
 
     async def _run_tools(self, response: Message) -> list[ToolResult]:
-        agent = self.agent
+        core = self.core
         calls = response.tool_calls
         self._open_calls = list(calls)
         if response.finish_reason == "length":
             # truncated arguments may still parse: none of these calls is safe to run
             results = [ToolResult(c.id, c.name, LENGTH_CUT, is_error=True) for c in calls]
             for call, item in zip(calls, results, strict=True):
-                await agent._emit(ToolExecutionStart(turn_id=self.id, call=call))
-                await agent._emit(ToolExecutionEnd(turn_id=self.id, call=call, result=item))
+                await core.emit(ToolExecutionStart(turn_id=self.id, call=call))
+                await core.emit(ToolExecutionEnd(turn_id=self.id, call=call, result=item))
         else:
+            options = core.config.tools
             self._executor = ToolExecutor(
                 self._step_tools,
-                emit=agent._emit,
+                emit=core.emit,
                 turn_id=self.id,
-                before_tool_call=agent._plugins.before_tool_call(agent.before_tool_call),
-                after_tool_call=agent._plugins.after_tool_call(agent.after_tool_call),
-                parallel=agent.tool_execution != "sequential",
-                services=agent.services,
+                before_tool_call=core.plugins.before_tool_call(),
+                after_tool_call=core.plugins.after_tool_call(),
+                parallel=options.execution != "sequential",
+                services=options.services,
                 tools_context=self.tools_context,
-                validator=agent._validator,
+                validator=core.validator,
+                tool_callers=options.tool_callers,
+                pending=core.pending_tool_calls,
             )
             results = await self._executor.run(calls)
         self._open_calls = []
@@ -423,16 +516,16 @@ class Turn:
 
     async def _record_results(self, results: list[ToolResult]) -> None:
         self.result.tool_results.extend(results)
-        await self.agent._append_all([tool_message(item) for item in results], self.id)
+        await self.core.append([tool_message(item) for item in results], self.id)
 
     async def _finish_turn(self, message: Message) -> FinishDecision | None:
         """The ``finish_turn`` decision for this response (ignored for error/aborted ones)."""
-        hook = self.agent.finish_turn
-        if hook is None:
+        plugins = self.core.plugins
+        if not plugins.has("finish_turn"):
             return None
         hard_exit = message.finish_reason in ("error", "aborted")
         try:
-            decision = await maybe_await(hook(self.result, message))
+            decision = await plugins.finish_decision(self.result, message)
         except Exception:
             if not hard_exit:
                 raise
@@ -447,10 +540,10 @@ class Turn:
     async def _close(self, finish_reason: str) -> None:
         """Keep the transcript well formed after an abort or failure: record input that was
         not recorded yet, end the streaming message, give every started call a result."""
-        agent = self.agent
+        core = self.core
         if self.opening:
             opening, self.opening = self.opening, []
-            await agent._append_all(opening, self.id)
+            await core.append(opening, self.id)
         if self._streaming is not None:
             message, self._streaming = self._streaming.settle(), None
             message.finish_reason = finish_reason
@@ -464,11 +557,23 @@ class Turn:
                 item = finished.get(call.id)
                 if item is None:
                     item = ToolResult(call.id, call.name, "aborted before the tool finished", True)
-                    await agent._emit(ToolExecutionEnd(turn_id=self.id, call=call, result=item))
+                    await core.emit(ToolExecutionEnd(turn_id=self.id, call=call, result=item))
                 results.append(item)
             self._open_calls = []
             self._executor = None
             await self._record_results(results)
+
+
+def _check_callers(callers: dict[str, list[str]], tools: dict[str, Tool]) -> None:
+    """A ``tool_callers`` entry naming a caller that is no tool would silently hide its
+    tool from everyone: refused, naming it."""
+    for name, allowed in callers.items():
+        for caller in allowed:
+            if caller != DIRECT_TOOL_CALL and caller not in tools:
+                raise AgentRuntimeError(
+                    f"tool_callers[{name!r}] names {caller!r}, which is not a tool",
+                    hint=f"use tool names or DIRECT_TOOL_CALL ({DIRECT_TOOL_CALL!r})",
+                )
 
 
 def _error_kind(error: Exception) -> str:

@@ -43,6 +43,12 @@ def test_the_documentation_has_an_example_per_feature():
         "turn-control",
         "steering-and-follow-up",
         "storage-and-resuming",
+        "configuration",
+        "caller-tools-and-to_model_output",
+        "thinking-session-id-and-api-keys",
+        "state-fields-sections-and-the-tool-loadout",
+        "the-low-level-loop",
+        "events-in-both-vocabularies",
     } <= sections
 
 

@@ -11,7 +11,7 @@ import pytest
 from agentcli.errors import ToolConflictError
 from agentcli.runtime.agent import Agent
 from agentcli.runtime.messages import Message, custom_message
-from agentcli.runtime.plugins import Plugin, Step, StepInfo
+from agentcli.runtime.plugins import Plugin, PluginSet, Step, StepInfo
 from agentcli.runtime.storage import Entry
 from agentcli.runtime.tools import Block, Replace, Tool, ToolCall, ToolResult
 
@@ -123,7 +123,7 @@ async def test_a_tool_name_given_twice_is_a_tool_conflict():
     assert (result.reason, result.error_kind) == ("failed", "tool_conflict")
     assert "tool 'echo' from plugin 'dup' is already registered by the agent" in result.error
     with pytest.raises(ToolConflictError):
-        await agent._plugins.assemble("", {"echo": echo_tool()})
+        await PluginSet([plugin]).assemble("", {"echo": echo_tool()})
 
 
 async def test_on_append_rewrites_drops_and_never_loses_entries():
