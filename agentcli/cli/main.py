@@ -59,6 +59,7 @@ COMMANDS = (
     "list_cmd",
     "cache_cmd",
     "migrate_cmd",
+    "view_cmd",
 )
 
 

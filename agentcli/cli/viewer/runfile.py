@@ -1,0 +1,374 @@
+"""One results file as the viewer reads it: an index built in one pass, then single lines.
+
+A JSON Lines file is indexed once (per modification time and size): the byte offset and
+length of every result line, with the few fields a run page filters and sorts by (id,
+status, tags, attribution, connector, run). A page then reads and decodes only its own
+lines, through the codec, into ``CaseResult`` values: a 100,000-case run opens without
+building 100,000 of them. A file that grew (a run still writing) is indexed from where the
+last index ended. A JSON report (one document) is read whole by the results reader.
+
+The index reads its fields with the codec's rules (an unknown status counts as ``error``,
+tags that are not a list of text are none, an unknown attribution is none) but not through
+``read_result``: that builds the whole value and compares it with the record, ten times the
+cost of the index, and the index needs five fields of each record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentcli.choices import ATTRIBUTIONS, Attribution, one_of
+from agentcli.datafiles import loads_json
+from agentcli.errors import CaseFileError
+from agentcli.eval.results.codec import read_header, read_result, read_stability, read_summary
+from agentcli.eval.results.model import (
+    STATUSES,
+    CaseResult,
+    JsonObject,
+    RunHeader,
+    RunSummary,
+    Status,
+    cell_label,
+)
+from agentcli.eval.results.reader import read_results
+
+__all__ = ["FileKey", "NotResults", "Row", "RunFile", "file_key", "index_file"]
+
+FileKey = tuple[int, int]  # (modification time in ns, size): a file that changed is re-read
+_HEADER_TYPES = ("header", "start")  # as the results reader: "start" is Yao's header
+_MAX_WARNINGS = 20
+_MAX_SEARCHES = 8  # queries whose matches a file keeps
+_SEARCHED_KEYS = ("id", "tags", "input", "output", "expected", "error")
+_MAX_WALK = 10_000  # strings of one value searched: a huge output cannot stall a query
+
+
+class NotResults(Exception):
+    """The file is not a results file (a case file beside the runs, say); carries why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One result of a run as the index knows it: enough to filter, sort and link to it."""
+
+    ordinal: int  # its place among the run's results (what a case page's URL names)
+    id: str
+    status: Status
+    tags: tuple[str, ...] = ()
+    attribution: Attribution | None = None
+    connector: str | None = None
+    run: int | None = None
+    offset: int = -1  # byte offset of its line; -1 in a JSON report
+    length: int = 0
+
+    @property
+    def label(self) -> str:
+        """``id`` (``id @ connector`` in a matrix): the cell its runs share."""
+        return cell_label(self.id, self.connector)
+
+    @property
+    def failing(self) -> bool:
+        """Failed, errored or timed out."""
+        return self.status in ("failed", "error", "timeout")
+
+
+@dataclass(slots=True)
+class RunFile:
+    """A results file indexed: header, summary (None: the run has not finished), rows."""
+
+    path: Path
+    key: FileKey
+    format: Literal["jsonl", "report"] = "jsonl"
+    header: RunHeader = field(default_factory=RunHeader)
+    header_read: bool = False
+    summary: RunSummary | None = None
+    rows: list[Row] = field(default_factory=list)
+    stability: dict[str, JsonObject] = field(default_factory=dict)  # by cell label
+    warnings: list[str] = field(default_factory=list)
+    end: int = 0  # bytes indexed: a grown file's new lines start here
+    lines: int = 0  # lines indexed (for file:line in messages)
+    document: list[CaseResult] | None = None  # a JSON report's results, read whole
+    searches: dict[str, frozenset[int]] = field(default_factory=dict)
+
+    def results(self, rows: Iterable[Row]) -> list[CaseResult]:
+        """The typed results of ``rows``, each line read and decoded by the codec."""
+        if self.document is not None:
+            return [self.document[row.ordinal] for row in rows]
+        found = []
+        with self.path.open("rb") as stream:
+            for row in rows:
+                stream.seek(row.offset)
+                found.append(self._decode(stream.read(row.length), row))
+        return found
+
+    def result(self, row: Row) -> CaseResult:
+        """The typed result of one row."""
+        return self.results([row])[0]
+
+    def _decode(self, line: bytes, row: Row) -> CaseResult:
+        """One result line as a ``CaseResult`` (a changed file is a ``CaseFileError``)."""
+        try:
+            record = loads_json(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            record = None
+        if not isinstance(record, dict) or record.pop("type", None) != "result":
+            raise CaseFileError(
+                f"{self.path}: result {row.ordinal + 1} is no longer where it was",
+                hint="the file changed while it was read; reload the page",
+            )
+        return read_result(record)[0]
+
+    def matching(self, query: str) -> frozenset[int]:
+        """Ordinals of the results whose id, tags, input, output, expected value, error or
+        assertion messages contain ``query`` (case-insensitive); the last few queries kept."""
+        needle = query.casefold()
+        found = self.searches.get(needle)
+        if found is None:
+            found = frozenset(
+                ordinal for ordinal, record in self._records() if _contains(record, needle)
+            )
+            if len(self.searches) >= _MAX_SEARCHES:
+                self.searches.pop(next(iter(self.searches)))
+            self.searches[needle] = found
+        return found
+
+    def _records(self) -> Iterator[tuple[int, JsonObject]]:
+        """Every result's JSON object with its ordinal, read line by line."""
+        if self.document is not None:
+            for ordinal, result in enumerate(self.document):
+                yield ordinal, result.to_dict()
+            return
+        with self.path.open("rb") as stream:
+            for row in self.rows:
+                stream.seek(row.offset)
+                try:
+                    record = loads_json(stream.read(row.length).decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    continue
+                if isinstance(record, dict):
+                    yield row.ordinal, record
+
+
+def file_key(path: Path) -> FileKey:
+    """What tells a changed file from the one indexed."""
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+def index_file(path: Path, previous: RunFile | None = None) -> RunFile:
+    """The index of ``path``; from ``previous`` on when the file only grew since (a run
+    still writing). ``NotResults`` when the file holds no results."""
+    key = file_key(path)
+    if previous is not None and _grew(previous, key):
+        grown = RunFile(path, key, header=previous.header, header_read=previous.header_read)
+        grown.rows = list(previous.rows)
+        grown.stability = dict(previous.stability)
+        grown.warnings = list(previous.warnings)
+        grown.end, grown.lines = previous.end, previous.lines
+        _index_lines(grown)
+        return grown
+    if not _first_line_typed(path):
+        return _read_document(path, key)
+    indexed = RunFile(path, key)
+    _index_lines(indexed)
+    if not indexed.header_read and not indexed.rows and indexed.summary is None:
+        raise NotResults(f"{path}: no header, result or summary line")
+    return indexed
+
+
+def _grew(previous: RunFile, key: FileKey) -> bool:
+    """The file is the indexed one with lines appended (its summary not yet among them)."""
+    return (
+        previous.format == "jsonl"
+        and previous.summary is None
+        and key[1] > previous.end > 0
+        and key[1] >= previous.key[1]
+    )
+
+
+def _first_line_typed(path: Path) -> bool:
+    """The first non-blank line is a JSON object with a ``type``: our JSON Lines (the
+    results reader's test; anything else may be one JSON report)."""
+    with path.open("rb") as stream:
+        for line in stream:
+            if line.strip():
+                try:
+                    value = loads_json(line.decode("utf-8-sig"))
+                except (UnicodeDecodeError, ValueError):
+                    return False
+                return isinstance(value, dict) and "type" in value
+    return False
+
+
+def _read_document(path: Path, key: FileKey) -> RunFile:
+    """A JSON report, read whole by the results reader."""
+    try:
+        loaded = read_results(path)
+    except CaseFileError as error:
+        raise NotResults(str(error)) from None
+    rows = [_row_of(ordinal, result) for ordinal, result in enumerate(loaded.results)]
+    stability = {}
+    for item in loaded.stability_results:
+        connector = item.get("connector")
+        label = cell_label(str(item.get("id", "")), connector if isinstance(connector, str) else None)
+        stability[label] = item
+    return RunFile(
+        path,
+        key,
+        format="report",
+        header=loaded.header,
+        header_read=True,
+        summary=loaded.summary,
+        rows=rows,
+        stability=stability,
+        warnings=loaded.warnings[:_MAX_WARNINGS],
+        document=loaded.results,
+    )
+
+
+def _row_of(ordinal: int, result: CaseResult) -> Row:
+    """The row of a result already read."""
+    return Row(
+        ordinal,
+        result.id,
+        result.status,
+        tuple(result.tags),
+        result.attribution,
+        result.connector,
+        result.run,
+    )
+
+
+def _index_lines(run: RunFile) -> None:
+    """Index ``run.path`` from ``run.end``: complete lines only (a line still being
+    written is indexed next time), a corrupt line skipped with a warning."""
+    tags_seen: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per tag set
+    with run.path.open("rb") as stream:
+        stream.seek(run.end)
+        offset = run.end
+        for line in stream:
+            length = len(line)
+            complete = line.endswith(b"\n")
+            run.lines += 1
+            if line.strip():
+                record = _record(run, line, complete=complete)
+                if record is None and not complete:
+                    run.lines -= 1
+                    break  # a last line still being written: read it when it is whole
+                if record is not None:
+                    _add(run, record, offset, length, tags_seen)
+            offset += length
+            run.end = offset
+
+
+def _record(run: RunFile, line: bytes, *, complete: bool) -> JsonObject | None:
+    """One line's JSON object; None (with a warning, when the line is whole) otherwise."""
+    try:
+        text = line.decode("utf-8-sig" if run.lines == 1 else "utf-8")
+        record = loads_json(text)
+    except UnicodeDecodeError:
+        problem = "not UTF-8 text"
+    except ValueError as error:
+        problem = f"invalid JSON ({error})"
+    else:
+        if isinstance(record, dict):
+            return record
+        problem = "not a JSON object"
+    if complete:
+        _warn(run, f"{run.path}:{run.lines}: corrupt results line skipped: {problem}")
+    return None
+
+
+def _add(
+    run: RunFile,
+    record: JsonObject,
+    offset: int,
+    length: int,
+    tags_seen: dict[tuple[str, ...], tuple[str, ...]],
+) -> None:
+    """File one line's record in the index."""
+    kind = record.pop("type", None)
+    if kind == "result":
+        row = _row(record, len(run.rows), offset, length)
+        tags = tags_seen.setdefault(row.tags, row.tags)
+        if tags is not row.tags:
+            row = Row(row.ordinal, row.id, row.status, tags, row.attribution, row.connector,
+                      row.run, offset, length)  # fmt: skip
+        run.rows.append(row)
+    elif kind in _HEADER_TYPES:
+        if not run.header_read:
+            run.header = read_header(record)[0]
+            run.header_read = bool(record)
+    elif kind == "stability":
+        item = read_stability(record)[0]
+        connector = item.get("connector")
+        label = cell_label(str(item.get("id", "")), connector if isinstance(connector, str) else None)
+        run.stability[label] = item
+    elif kind == "summary":
+        run.summary = read_summary(record)[0]
+    else:
+        _warn(run, f"{run.path}:{run.lines}: unknown line type {kind!r}; ignored")
+
+
+def _row(record: JsonObject, ordinal: int, offset: int, length: int) -> Row:
+    """A result record's row, read with the codec's rules for these fields."""
+    case_id = record.get("id")
+    status = record.get("status")
+    tags = record.get("tags")
+    connector = record.get("connector")
+    run = record.get("run")
+    return Row(
+        ordinal=ordinal,
+        id=case_id if isinstance(case_id, str) else "",
+        status=_status(status),
+        tags=tuple(tags) if isinstance(tags, list) and all(isinstance(t, str) for t in tags) else (),
+        attribution=one_of(record.get("attribution"), ATTRIBUTIONS),
+        connector=connector if isinstance(connector, str) and connector else None,
+        run=run if isinstance(run, int) and not isinstance(run, bool) and run >= 1 else None,
+        offset=offset,
+        length=length,
+    )
+
+
+def _status(value: Any) -> Status:
+    """A status of ``STATUSES``; anything else counts as ``error``, never as a pass."""
+    for status in STATUSES:
+        if value == status:
+            return status
+    return "error"
+
+
+def _warn(run: RunFile, text: str) -> None:
+    """A warning about the file (the first few; a hostile file cannot flood the page)."""
+    if len(run.warnings) < _MAX_WARNINGS:
+        run.warnings.append(text)
+    elif len(run.warnings) == _MAX_WARNINGS:
+        run.warnings.append(f"{run.path}: more problems not shown")
+
+
+def _contains(record: JsonObject, needle: str) -> bool:
+    """Whether a result's searched texts contain ``needle`` (already case-folded)."""
+    values: list[Any] = [record.get(key) for key in _SEARCHED_KEYS]
+    assertions = record.get("assertions")
+    if isinstance(assertions, list):
+        values += [a.get("message") for a in assertions if isinstance(a, dict)]
+    return any(needle in text.casefold() for text in _strings(values))
+
+
+def _strings(values: list[Any]) -> Iterator[str]:
+    """The strings inside ``values`` (nested lists and objects too), at most ``_MAX_WALK``."""
+    stack = list(reversed(values))
+    seen = 0
+    while stack and seen < _MAX_WALK:
+        value = stack.pop()
+        seen += 1
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif value is not None and not isinstance(value, bool):
+            yield str(value)
