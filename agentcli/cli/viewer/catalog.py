@@ -118,7 +118,9 @@ class Catalog:
         found: list[Path] = []
         for folder, subfolders, files in os.walk(self.root):
             subfolders[:] = sorted(
-                name for name in subfolders if not name.startswith(".") and name not in _SKIPPED_FOLDERS
+                name
+                for name in subfolders
+                if not name.startswith(".") and name not in _SKIPPED_FOLDERS
             )
             for name in sorted(files):
                 lower = name.lower()
@@ -233,4 +235,3 @@ def _moment(text: str) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.astimezone()
-

@@ -32,7 +32,7 @@ class Comparison:
 
     def sections(self) -> list[tuple[str, str, list[CaseChange], int]]:
         """``(kind, title, cases shown, how many)`` per kind with cases, passing last."""
-        sections = []
+        sections: list[tuple[str, str, list[CaseChange], int]] = []
         for kind in CHANGE_KINDS:
             cases = self.diff.of_kind(kind)
             if cases:
