@@ -127,6 +127,8 @@ def _serve(root: Path, listener: socket.socket, host: str) -> None:
     )
     try:
         uvicorn.Server(config).run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl+C it shut down on: stopping is how a viewer ends
     finally:
         listener.close()
 

@@ -28,7 +28,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcli.errors import AgentCliError
 from agentcli.eval.reports._view import (
-    STATUS_ICONS,
     cost_text,
     failure_message,
     format_duration,
@@ -50,6 +49,9 @@ from .pages import STATUS_CHOICES, filters_from, matrix_page, page_number, page_
 from .runfile import RunFile
 
 __all__ = ["LOCAL_HOSTS", "create_app"]
+
+# Plain symbols, not the reports' emoji: every browser's default fonts have these.
+_ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⧖", "skipped": "–"}
 
 HERE = Path(__file__).parent
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -109,7 +111,7 @@ def _environment() -> SandboxedEnvironment:
         cost=lambda figures: cost_text(figures) if isinstance(figures, dict) else None,
         failure=failure_message,
     )
-    env.globals.update(icons=STATUS_ICONS, status_choices=STATUS_CHOICES)
+    env.globals.update(icons=_ICONS, status_choices=STATUS_CHOICES)
     return env
 
 

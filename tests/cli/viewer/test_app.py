@@ -54,8 +54,8 @@ def test_the_run_page_puts_failures_first_and_escapes_everything(client):
     assert "1–4 of 4 results (failures first)" in body
     rows = re.findall(r'<tr data-status="(\w+)">', page.text)
     assert rows == ["failed", "error", "passed", "passed"]
-    assert "paris ❌ failed smoke slow agent 42ms expected output to contain 'sunny'" in body
-    assert f"{HOSTILE} 💥 error infra 42ms boom {HOSTILE}" in body
+    assert "paris ✗ failed smoke slow agent 42ms expected output to contain 'sunny'" in body
+    assert f"{HOSTILE} ! error infra 42ms boom {HOSTILE}" in body
 
 
 def test_run_filters_and_search(client):
@@ -74,12 +74,12 @@ def test_run_filters_and_search(client):
 def test_the_case_page_shows_assertions_tool_calls_and_usage(client):
     page = client.get("/case", params={"file": "nested/new.jsonl", "n": "0"})
     body = text(page.text)
-    assert "paris Status ❌ failed on the agent Tags smoke slow Duration 42ms" in body
+    assert "paris Status ✗ failed on the agent Tags smoke slow Duration 42ms" in body
     assert "Cost $0.0012 (agent $0.0012)" in body
     assert (
         "Assertions Type Result Message Expected Actual "
-        "contains ❌ failed expected output to contain 'sunny' sunny I cannot say "
-        "tool_called ✅ passed get_forecast was called get_forecast"
+        "contains ✗ failed expected output to contain 'sunny' sunny I cannot say "
+        "tool_called ✓ passed get_forecast was called get_forecast"
     ) in body
     assert (
         'Tool calls Tool Arguments Result get_forecast (weather) { "city": "Paris" } { "sky": "sunny" }'
@@ -99,7 +99,7 @@ def test_the_case_page_of_a_dynamic_case_shows_its_transcript(client):
         "checkpoints reached: ordered"
     ) in body
     assert (
-        "Checkpoints Checkpoint Reached Required Passed Message ordered turn 2 yes ✅ passed order placed"
+        "Checkpoints Checkpoint Reached Required Passed Message ordered turn 2 yes ✓ passed order placed"
         in body
     )
     assert "simulator 50 10 60 $0.0005" in body
@@ -107,7 +107,7 @@ def test_the_case_page_of_a_dynamic_case_shows_its_transcript(client):
 
 def test_the_case_page_lists_the_other_runs_of_its_case(client):
     page = client.get("/case", params={"file": "repeats.jsonl", "n": "0"})
-    assert "Runs of this case run 1 ✅ passed run 2 ❌ failed" in text(page.text)
+    assert "Runs of this case run 1 ✓ passed run 2 ✗ failed" in text(page.text)
     assert 'href="/case?file=repeats.jsonl&amp;n=1"' in page.text
 
 
