@@ -129,8 +129,8 @@ class Catalog:
                 if lower.endswith(_JSON_STREAM) and name[: -len(".jsonl")] in files:
                     continue
                 path = Path(folder, name)
-                if path.is_symlink() and not path.resolve().is_relative_to(self.root):
-                    continue
+                if path.is_symlink():
+                    continue  # a pointer (latest.jsonl) to a run listed as itself, or outside
                 found.append(path)
                 if len(found) >= _MAX_FILES:
                     return found

@@ -3,6 +3,7 @@ methods, the Host check, security headers, 404 outside the folder, new runs on r
 
 from __future__ import annotations
 
+import os
 import re
 from html import unescape
 
@@ -109,6 +110,27 @@ def test_the_case_page_lists_the_other_runs_of_its_case(client):
     page = client.get("/case", params={"file": "repeats.jsonl", "n": "0"})
     assert "Runs of this case run 1 ✓ passed run 2 ✗ failed" in text(page.text)
     assert 'href="/case?file=repeats.jsonl&amp;n=1"' in page.text
+
+
+def test_a_json_report_has_a_run_page_too(client, folder):
+    write_run(folder / "report.json", [forecast("json-case", status="failed")])
+    page = client.get("/run", params={"file": "report.json"})
+    assert "json-case ✗ failed agent 42ms expected output to contain 'sunny'" in text(page.text)
+    case = client.get("/case", params={"file": "report.json", "n": "0"})
+    assert "Input What's the weather in Paris?" in text(case.text)
+
+
+def test_a_file_that_changed_under_a_page_is_a_409_saying_so(client, folder):
+    client.get("/run", params={"file": "base.jsonl"})
+    path = folder / "base.jsonl"
+    stat = path.stat()
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = b" " * len(lines[1])  # same size, same mtime: the index still looks right
+    path.write_bytes(b"\n".join(lines))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    page = client.get("/case", params={"file": "base.jsonl", "n": "0"})
+    assert page.status_code == 409
+    assert "result 1 is no longer where it was" in text(page.text)
 
 
 def test_the_matrix_page(client):

@@ -70,7 +70,9 @@ def test_nothing_outside_the_folder_or_not_results_is_found(tmp_path, name):
     assert "link.jsonl" not in [entry.path for entry in catalog.entries()]
 
 
-def test_a_symlink_inside_the_folder_is_followed(tmp_path):
+def test_a_symlink_inside_the_folder_opens_but_is_not_listed_twice(tmp_path):
     write_run(tmp_path / "real.jsonl", [forecast("x")])
     (tmp_path / "latest.jsonl").symlink_to(tmp_path / "real.jsonl")
-    assert Catalog(tmp_path).open("latest.jsonl").rows[0].id == "x"
+    catalog = Catalog(tmp_path)
+    assert catalog.open("latest.jsonl").rows[0].id == "x"
+    assert [entry.path for entry in catalog.entries()] == ["real.jsonl"]

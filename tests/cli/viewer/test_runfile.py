@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.cli.viewer.runfile import NotResults, index_file
+from agentcli.errors import CaseFileError
 from agentcli.eval.results.reader import read_results
 from tests.cli.viewer.runs import HOSTILE, dynamic, forecast, write_run
 
@@ -91,6 +92,14 @@ def test_a_replaced_file_is_indexed_anew(tmp_path):
     run = index_file(path)
     write_run(path, [forecast("c")])
     assert [row.id for row in index_file(path, run).rows] == ["c"]
+
+
+def test_a_stale_index_never_shows_another_line_as_the_result(tmp_path):
+    path = write_run(tmp_path / "r.jsonl", [forecast("a"), forecast("b")])
+    stale = index_file(path)
+    path.write_text('{"type":"header"}\n' + " " * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match="result 2 is no longer where it was"):
+        stale.result(stale.rows[1])
 
 
 def test_a_json_report_is_read_whole(tmp_path):
