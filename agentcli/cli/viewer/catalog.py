@@ -2,7 +2,7 @@
 way to reach a file by name: a path outside the folder, or not a results file, is not
 found (no traversal, no reading of other files).
 
-Each file is indexed once per (modification time, size) and kept; a run's list entry
+Each file is indexed once per (inode, modification time, size) and kept; a run's list entry
 comes from its header and summary line (the first and last line of a finished JSON Lines
 file: no index needed), so a folder of large runs lists fast and new runs appear without
 a restart.
@@ -66,7 +66,7 @@ class _Peek:
 
 
 class Catalog:
-    """The results files under ``root``, read on request and cached by (mtime, size)."""
+    """The results files under ``root``, read on request and cached by their file keys (inode, mtime, size)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
@@ -181,7 +181,7 @@ class Catalog:
             return None
         with path.open("rb") as stream:
             first = stream.readline(_TAIL)
-            stream.seek(max(0, key[1] - _TAIL))
+            stream.seek(max(0, key[2] - _TAIL))
             tail = stream.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
         header, summary = _typed(first, "header"), _typed(tail, "summary")
         if header is None or summary is None:

@@ -41,7 +41,7 @@ class Comparison:
 
 
 class Comparisons:
-    """Comparisons of files of one catalog, cached by both files' (mtime, size)."""
+    """Comparisons of files of one catalog, cached by both files' keys (inode, mtime, size)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog

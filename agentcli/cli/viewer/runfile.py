@@ -43,7 +43,9 @@ from agentcli.eval.results.reader import read_results
 
 __all__ = ["FileKey", "NotResults", "Row", "RunFile", "file_key", "index_file"]
 
-FileKey = tuple[int, int]  # (modification time in ns, size): a file that changed is re-read
+# (inode, modification time in ns, size): a file that changed is read again; one replaced
+# (a new run written over it: the writers rename a new file into place) has a new inode.
+FileKey = tuple[int, int, int]
 _HEADER_TYPES = ("header", "start")  # as the results reader: "start" is Yao's header
 _MAX_WARNINGS = 20
 _MAX_SEARCHES = 8  # queries whose matches a file keeps
@@ -170,7 +172,7 @@ class RunFile:
 def file_key(path: Path) -> FileKey:
     """What tells a changed file from the one indexed."""
     stat = path.stat()
-    return stat.st_mtime_ns, stat.st_size
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 def index_file(path: Path, previous: RunFile | None = None) -> RunFile:
@@ -196,11 +198,12 @@ def index_file(path: Path, previous: RunFile | None = None) -> RunFile:
 
 def _grew(previous: RunFile, key: FileKey) -> bool:
     """The file is the indexed one with lines appended (its summary not yet among them)."""
+    inode, _, size = key
     return (
         previous.format == "jsonl"
         and previous.summary is None
-        and key[1] > previous.end > 0
-        and key[1] >= previous.key[1]
+        and inode == previous.key[0]
+        and size > previous.end > 0
     )
 
 

@@ -94,6 +94,13 @@ def test_a_replaced_file_is_indexed_anew(tmp_path):
     assert [row.id for row in index_file(path, run).rows] == ["c"]
 
 
+def test_an_unfinished_run_replaced_by_a_longer_one_is_not_extended(tmp_path):
+    path = write_run(tmp_path / "r.jsonl", [forecast("a")], finished=False)
+    run = index_file(path)
+    write_run(path, [forecast("x"), forecast("y"), forecast("z")])  # renamed into place
+    assert [row.id for row in index_file(path, run).rows] == ["x", "y", "z"]
+
+
 def test_a_stale_index_never_shows_another_line_as_the_result(tmp_path):
     path = write_run(tmp_path / "r.jsonl", [forecast("a"), forecast("b")])
     stale = index_file(path)

@@ -86,9 +86,25 @@ def test_the_default_folder_is_the_runs_folder_when_there_is_one(tmp_path, monke
 
 def test_help_imports_no_web_stack(tmp_path):
     loaded = modules_after(["view", "--help"], tmp_path, "")
-    assert not {"starlette", "uvicorn", "jinja2", "msgspec", "agentcli.cli.viewer"} & {
-        name.split(".")[0] if not name.startswith("agentcli") else name for name in loaded
-    }
+    web = {"starlette", "uvicorn", "jinja2", "msgspec", "httpx"}
+    assert [
+        n for n in loaded if n.split(".")[0] in web or n.startswith("agentcli.cli.viewer")
+    ] == []
+
+
+def test_every_address_is_served_with_a_warning(tmp_path):
+    write_run(tmp_path / "a.jsonl", [forecast("x")])
+    with serving(str(tmp_path), "--host", "0.0.0.0") as (server, line):
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert url, line
+        assert 'href="/run?file=a.jsonl"' in get(url[1])
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=20) == 0
+        assert server.stderr is not None
+        assert server.stderr.read() == (
+            "warning: listening on 0.0.0.0: anyone who can reach this machine can read these"
+            " results\n"
+        )
 
 
 @pytest.mark.parametrize("args", [["--help"], ["eval", "--help"]])
