@@ -50,6 +50,7 @@ from .runfile import RunFile
 
 __all__ = ["LOCAL_HOSTS", "create_app"]
 
+_MAX_TEXT = 100_000  # characters of one value shown (an output, a tool result)
 # Plain symbols, not the reports' emoji: every browser's default fonts have these.
 _ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⧖", "skipped": "–"}
 
@@ -101,7 +102,7 @@ def _environment() -> SandboxedEnvironment:
     env.filters.update(
         duration=format_duration,
         percent=format_percent,
-        text=value_text,
+        text=_clipped_text,
         input=input_text,
         one_line=one_line,
         usd=format_usd,
@@ -113,6 +114,14 @@ def _environment() -> SandboxedEnvironment:
     )
     env.globals.update(icons=_ICONS, status_choices=STATUS_CHOICES)
     return env
+
+
+def _clipped_text(value: Any) -> str:
+    """A value as text, cut at ``_MAX_TEXT`` characters (a page stays quick to open)."""
+    text = value_text(value)
+    if len(text) <= _MAX_TEXT:
+        return text
+    return text[:_MAX_TEXT] + f"\n… ({len(text) - _MAX_TEXT:,} more characters)"
 
 
 class _Viewer:

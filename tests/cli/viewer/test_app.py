@@ -133,6 +133,13 @@ def test_a_file_that_changed_under_a_page_is_a_409_saying_so(client, folder):
     assert "result 1 is no longer where it was" in text(page.text)
 
 
+def test_a_huge_output_is_cut(client, folder):
+    write_run(folder / "big.jsonl", [forecast("big", output="x" * 150_000)])
+    page = client.get("/case", params={"file": "big.jsonl", "n": "0"})
+    assert "x" * 100_000 + "\n… (50,000 more characters)</pre>" in page.text
+    assert "x" * 100_001 not in page.text
+
+
 def test_the_matrix_page(client):
     page = client.get("/matrix", params={"file": "matrix.jsonl"})
     body = text(page.text)
