@@ -50,6 +50,7 @@ _HEADER_TYPES = ("header", "start")  # as the results reader: "start" is Yao's h
 _MAX_WARNINGS = 20
 _MAX_SEARCHES = 8  # queries whose matches a file keeps
 _SEARCHED_KEYS = ("id", "tags", "input", "output", "expected", "error")
+_REPORT_KEYS = frozenset(("summary", "results", "stability_results"))  # as the reader's
 _PLAIN = re.compile(r"[a-z0-9 _.:-]+")
 _MAX_WALK = 10_000  # strings of one value searched: a huge output cannot stall a query
 
@@ -187,7 +188,10 @@ def index_file(path: Path, previous: RunFile | None = None) -> RunFile:
         grown.end, grown.lines = previous.end, previous.lines
         _index_lines(grown)
         return grown
-    if not _first_line_typed(path):
+    shape = _shape(path)
+    if shape == "none":
+        raise NotResults(f"{path}: a JSON object per line, none of them results (a case file?)")
+    if shape == "document":
         return _read_document(path, key)
     indexed = RunFile(path, key)
     _index_lines(indexed)
@@ -207,18 +211,23 @@ def _grew(previous: RunFile, key: FileKey) -> bool:
     )
 
 
-def _first_line_typed(path: Path) -> bool:
-    """The first non-blank line is a JSON object with a ``type``: our JSON Lines (the
-    results reader's test; anything else may be one JSON report)."""
+def _shape(path: Path) -> Literal["lines", "document", "none"]:
+    """What the first non-blank line says the file is: our JSON Lines (a JSON object with
+    a ``type``: the results reader's test), none (an object that is neither a typed line
+    nor a one-line report: a case file, not read further), or maybe one JSON report."""
     with path.open("rb") as stream:
         for line in stream:
             if line.strip():
                 try:
                     value = loads_json(line.decode("utf-8-sig"))
                 except (UnicodeDecodeError, ValueError):
-                    return False
-                return isinstance(value, dict) and "type" in value
-    return False
+                    return "document"  # an indented report starts with a line of "{"
+                if not isinstance(value, dict):
+                    return "document"
+                if "type" in value:
+                    return "lines"
+                return "document" if _REPORT_KEYS & value.keys() else "none"
+    return "none"
 
 
 def _read_document(path: Path, key: FileKey) -> RunFile:

@@ -117,6 +117,13 @@ def test_a_json_report_is_read_whole(tmp_path):
     assert run.result(run.rows[1]).assertions[0].message == "expected output to contain 'sunny'"
 
 
+def test_a_report_on_one_line_is_a_report_not_a_case_file(tmp_path):
+    indented = write_run(tmp_path / "report.json", [forecast("a")])
+    one_line = tmp_path / "compact.json"
+    one_line.write_text(json.dumps(json.loads(indented.read_text("utf-8"))), encoding="utf-8")
+    assert [row.id for row in index_file(one_line).rows] == ["a"]
+
+
 @pytest.mark.parametrize(
     "text",
     ['{"id": "a", "input": "hi"}\n{"id": "b", "input": "yo"}\n', "[1, 2]", "not json at all"],
