@@ -104,6 +104,13 @@ def fetch(url: str) -> tuple[float, int, str]:
         return time.perf_counter() - started, response.status, body
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process has used: on a loaded machine the wall time of
+    a page is mostly waiting for a core, this is what the page cost."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def resident_mib(pid: int) -> float:
     """The process's resident memory now (Linux /proc)."""
     text = Path(f"/proc/{pid}/status").read_text()
@@ -137,11 +144,14 @@ def measure(path: Path) -> tuple[list[dict], dict]:
         ]
         rows = []
         for title, page in pages:
+            before = cpu_seconds(server.pid)
             seconds, status, body = fetch(url + page)
+            cpu = cpu_seconds(server.pid) - before
             rows.append(
                 {
                     "page": title,
                     "seconds": round(seconds, 3),
+                    "cpu_s": round(cpu, 2),
                     "status": status,
                     "kib": round(len(body) / 1024, 1),
                 }
@@ -175,7 +185,14 @@ def main() -> None:
         print(f"{args.cases} results, {size:.1f} MiB (written in {generated:.1f} s)")
         rows, memory = measure(path)
     print_table(
-        rows, [("page", "Page"), ("seconds", "Seconds"), ("status", "HTTP"), ("kib", "KiB")]
+        rows,
+        [
+            ("page", "Page"),
+            ("seconds", "Seconds"),
+            ("cpu_s", "CPU s"),
+            ("status", "HTTP"),
+            ("kib", "KiB"),
+        ],
     )
     print(", ".join(f"{key} {value}" for key, value in memory.items()))
     where = save(

@@ -50,6 +50,7 @@ _HEADER_TYPES = ("header", "start")  # as the results reader: "start" is Yao's h
 _MAX_WARNINGS = 20
 _MAX_SEARCHES = 8  # queries whose matches a file keeps
 _SEARCHED_KEYS = ("id", "tags", "input", "output", "expected", "error")
+_STATUS_OF: dict[str, Status] = {status: status for status in STATUSES}
 _REPORT_KEYS = frozenset(("summary", "results", "stability_results"))  # as the reader's
 _PLAIN = re.compile(r"[a-z0-9 _.:-]+")
 _MAX_WALK = 10_000  # strings of one value searched: a huge output cannot stall a query
@@ -272,15 +273,17 @@ def _row_of(ordinal: int, result: CaseResult) -> Row:
 
 
 class _Fields(msgspec.Struct):
-    """The fields of a line the index reads; msgspec skips the others unbuilt."""
+    """The fields of a line the index reads, of the types our writers write; msgspec skips
+    the others unbuilt. A line whose fields are of other types fails to decode here and
+    is read by ``loads_json`` and the lenient ``_lenient_row``."""
 
     type: Any = None
-    id: Any = None
-    status: Any = None
-    tags: Any = None
-    attribution: Any = None
-    connector: Any = None
-    run: Any = None
+    id: str | None = None
+    status: str | None = None
+    tags: tuple[str, ...] | None = None
+    attribution: str | None = None
+    connector: str | None = None
+    run: int | None = None
 
 
 _FIELDS = msgspec.json.Decoder(_Fields)
@@ -303,27 +306,34 @@ _SEARCHED = msgspec.json.Decoder(_Searched)
 
 def _index_lines(run: RunFile) -> None:
     """Index ``run.path`` from ``run.end``: complete lines only (a line still being
-    written is indexed next time), a corrupt line skipped with a warning."""
+    written is indexed next time), a corrupt line skipped with a warning. The loop runs
+    once per result of the file: what it touches is kept in locals."""
     tags_seen: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per tag set
+    rows = run.rows
+    decode = _FIELDS.decode
+    offset, lines = run.end, run.lines
     with run.path.open("rb") as stream:
-        stream.seek(run.end)
+        stream.seek(offset)
         for line in stream:
-            run.lines += 1
+            lines += 1
+            length = len(line)
             try:
-                fields = _FIELDS.decode(line)
+                fields: _Fields | None = decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 fields = None  # blank, corrupt, or JSON msgspec refuses (NaN, a lone surrogate)
             if fields is not None and fields.type == "result":
-                run.rows.append(_row(fields, len(run.rows), run.end, len(line), tags_seen))
+                rows.append(_row(fields, len(rows), offset, length, tags_seen))
             elif fields is not None or line.strip():
+                run.end, run.lines = offset, lines  # where messages and rows point
                 complete = line.endswith(b"\n")
                 record = _record(run, line, complete=complete)
                 if record is None and not complete:
                     run.lines -= 1
                     return  # a last line still being written: read it when it is whole
                 if record is not None:
-                    _add(run, record, len(line), tags_seen)
-            run.end += len(line)
+                    _add(run, record, length, tags_seen)
+            offset += length
+    run.end, run.lines = offset, lines
 
 
 def _record(run: RunFile, line: bytes, *, complete: bool) -> JsonObject | None:
@@ -350,8 +360,7 @@ def _add(
     """File a header, stability or summary line, or a result line msgspec would not read."""
     kind = record.pop("type", None)
     if kind == "result":
-        fields = _Fields(**{key: record.get(key) for key in _Fields.__struct_fields__})
-        run.rows.append(_row(fields, len(run.rows), run.end, length, tags_seen))
+        run.rows.append(_lenient_row(record, len(run.rows), run.end, length))
     elif kind in _HEADER_TYPES:
         if not run.header_read:
             run.header = read_header(record)[0]
@@ -376,17 +385,33 @@ def _row(
     length: int,
     tags_seen: dict[tuple[str, ...], tuple[str, ...]],
 ) -> Row:
-    """A result line's row, its fields read with the codec's rules."""
-    tags = _tags(fields.tags)
-    connector = fields.connector
+    """A result line's row from fields of their types (one tuple per distinct tag set)."""
+    tags, attribution, run = fields.tags, fields.attribution, fields.run
     return Row(
         ordinal,
-        fields.id if isinstance(fields.id, str) else "",
-        _status(fields.status),
-        tags_seen.setdefault(tags, tags),
-        one_of(fields.attribution, ATTRIBUTIONS),
+        fields.id or "",
+        _STATUS_OF.get(fields.status or "", "error"),
+        tags_seen.setdefault(tags, tags) if tags else (),
+        one_of(attribution, ATTRIBUTIONS) if attribution else None,
+        fields.connector or None,
+        run if run is not None and run >= 1 else None,
+        offset,
+        length,
+    )
+
+
+def _lenient_row(record: JsonObject, ordinal: int, offset: int, length: int) -> Row:
+    """A result record's row, its fields of any type read with the codec's rules."""
+    case_id, connector = record.get("id"), record.get("connector")
+    status = record.get("status")
+    return Row(
+        ordinal,
+        case_id if isinstance(case_id, str) else "",
+        _STATUS_OF.get(status, "error") if isinstance(status, str) else "error",
+        _tags(record.get("tags")),
+        one_of(record.get("attribution"), ATTRIBUTIONS),
         connector if isinstance(connector, str) and connector else None,
-        _run(fields.run),
+        _run(record.get("run")),
         offset,
         length,
     )
@@ -402,14 +427,6 @@ def _tags(value: Any) -> tuple[str, ...]:
 def _run(value: Any) -> int | None:
     """A run number: a whole number >= 1, else none."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-def _status(value: Any) -> Status:
-    """A status of ``STATUSES``; anything else counts as ``error``, never as a pass."""
-    for status in STATUSES:
-        if value == status:
-            return status
-    return "error"
 
 
 def _warn(run: RunFile, text: str) -> None:
