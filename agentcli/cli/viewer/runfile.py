@@ -151,14 +151,20 @@ class RunFile:
             for ordinal, result in enumerate(self.document):
                 yield ordinal, result.to_dict()
             return
-        # A plain ASCII needle is written as itself in the JSON text: a line whose bytes
-        # (ASCII-lowercased) lack it cannot match, and is not decoded at all.
+        # A needle of letters, digits and a little punctuation is written as itself in an
+        # ASCII line with no \u escape (where nothing else case-folds to ASCII letters): a
+        # line like that whose bytes, lowercased, lack it cannot match and is not decoded.
         plain = needle.encode() if _PLAIN.fullmatch(needle) else None
         with self.path.open("rb") as stream:
             for row in self.rows:
                 stream.seek(row.offset)
                 line = stream.read(row.length)
-                if plain is not None and plain not in line.lower():
+                if (
+                    plain is not None
+                    and line.isascii()
+                    and b"\\u" not in line
+                    and plain not in line.lower()
+                ):
                     continue
                 try:
                     yield row.ordinal, msgspec.structs.asdict(_SEARCHED.decode(line))
