@@ -162,6 +162,7 @@ class _Viewer:
             filters=filters,
             page=page,
             others=others,
+            connectors=header_connectors(run.header),
             matrix=bool(header_connectors(run.header)) or any(row.connector for row in run.rows),
         )
 

@@ -151,6 +151,7 @@ def test_the_matrix_page(client):
     assert 'href="/case?file=matrix.jsonl&amp;n=1"' in page.text  # the failing cell's result
     run = client.get("/run", params={"file": "matrix.jsonl"})
     assert 'id="matrix-link"' in run.text
+    assert "Connector scripted, echo" in text(run.text)
     assert 'id="matrix-link"' not in client.get("/run", params={"file": "base.jsonl"}).text
     assert client.get("/matrix", params={"file": "base.jsonl"}).status_code == 404
 
