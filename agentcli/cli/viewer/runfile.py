@@ -11,15 +11,14 @@ The index reads its fields with the codec's rules (an unknown status counts as `
 tags that are not a list of text are none, an unknown attribution is none) but not through
 ``read_result``: that builds the whole value and compares it with the record, and the index
 needs six fields of each record. msgspec decodes those six and skips the rest (input,
-output, trace) without building them: 100,000 lines of 800 bytes in ~0.5 s, against ~1.2 s
-for ``json.loads`` (bench/view.py). A line msgspec refuses is read by ``loads_json``,
-which says what is wrong with it.
+output, trace) without building them: 100,000 lines of 800 bytes cost ~0.35 s of CPU,
+against ~1 s for ``json.loads`` alone (bench/view.py). A line msgspec refuses is read by
+``loads_json``, which says what is wrong with it.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -41,6 +40,8 @@ from agentcli.eval.results.model import (
 )
 from agentcli.eval.results.reader import read_results
 
+from .search import search
+
 __all__ = ["FileKey", "NotResults", "Row", "RunFile", "file_key", "index_file"]
 
 # (inode, modification time in ns, size): a file that changed is read again; one replaced
@@ -49,11 +50,8 @@ FileKey = tuple[int, int, int]
 _HEADER_TYPES = ("header", "start")  # as the results reader: "start" is Yao's header
 _MAX_WARNINGS = 20
 _MAX_SEARCHES = 8  # queries whose matches a file keeps
-_SEARCHED_KEYS = ("id", "tags", "input", "output", "expected", "error")
 _STATUS_OF: dict[str, Status] = {status: status for status in STATUSES}
 _REPORT_KEYS = frozenset(("summary", "results", "stability_results"))  # as the reader's
-_PLAIN = re.compile(r"[a-z0-9 _.:-]+")
-_MAX_WALK = 10_000  # strings of one value searched: a huge output cannot stall a query
 
 
 class NotResults(Exception):
@@ -137,44 +135,11 @@ class RunFile:
         needle = query.casefold()
         found = self.searches.get(needle)
         if found is None:
-            found = frozenset(
-                ordinal for ordinal, record in self._records(needle) if _contains(record, needle)
-            )
+            found = search(self.path, self.rows, self.document, needle)
             if len(self.searches) >= _MAX_SEARCHES:
                 self.searches.pop(next(iter(self.searches)))
             self.searches[needle] = found
         return found
-
-    def _records(self, needle: str) -> Iterator[tuple[int, JsonObject]]:
-        """The searched fields of every result that may contain ``needle``, by ordinal."""
-        if self.document is not None:
-            for ordinal, result in enumerate(self.document):
-                yield ordinal, result.to_dict()
-            return
-        # A needle of letters, digits and a little punctuation is written as itself in an
-        # ASCII line with no \u escape (where nothing else case-folds to ASCII letters): a
-        # line like that whose bytes, lowercased, lack it cannot match and is not decoded.
-        plain = needle.encode() if _PLAIN.fullmatch(needle) else None
-        with self.path.open("rb") as stream:
-            for row in self.rows:
-                stream.seek(row.offset)
-                line = stream.read(row.length)
-                if (
-                    plain is not None
-                    and line.isascii()
-                    and b"\\u" not in line
-                    and plain not in line.lower()
-                ):
-                    continue
-                try:
-                    yield row.ordinal, msgspec.structs.asdict(_SEARCHED.decode(line))
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    try:
-                        record = loads_json(line.decode("utf-8"))
-                    except (UnicodeDecodeError, ValueError):
-                        continue
-                    if isinstance(record, dict):
-                        yield row.ordinal, record
 
 
 def file_key(path: Path) -> FileKey:
@@ -293,21 +258,6 @@ class _Fields(msgspec.Struct):
 
 
 _FIELDS = msgspec.json.Decoder(_Fields)
-
-
-class _Searched(msgspec.Struct):
-    """The fields of a result a search reads (its trace is skipped unbuilt)."""
-
-    id: Any = None
-    tags: Any = None
-    input: Any = None
-    output: Any = None
-    expected: Any = None
-    error: Any = None
-    assertions: Any = None
-
-
-_SEARCHED = msgspec.json.Decoder(_Searched)
 
 
 def _index_lines(run: RunFile) -> None:
@@ -441,29 +391,3 @@ def _warn(run: RunFile, text: str) -> None:
         run.warnings.append(text)
     elif len(run.warnings) == _MAX_WARNINGS:
         run.warnings.append(f"{run.path}: more problems not shown")
-
-
-def _contains(record: JsonObject, needle: str) -> bool:
-    """Whether a result's searched texts contain ``needle`` (already case-folded)."""
-    values: list[Any] = [record.get(key) for key in _SEARCHED_KEYS]
-    assertions = record.get("assertions")
-    if isinstance(assertions, list):
-        values += [a.get("message") for a in assertions if isinstance(a, dict)]
-    return any(needle in text.casefold() for text in _strings(values))
-
-
-def _strings(values: list[Any]) -> Iterator[str]:
-    """The strings inside ``values`` (nested lists and objects too), at most ``_MAX_WALK``."""
-    stack = list(reversed(values))
-    seen = 0
-    while stack and seen < _MAX_WALK:
-        value = stack.pop()
-        seen += 1
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-        elif value is not None and not isinstance(value, bool):
-            yield str(value)

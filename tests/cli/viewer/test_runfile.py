@@ -11,7 +11,7 @@ import pytest
 from agentcli.cli.viewer.runfile import NotResults, index_file
 from agentcli.errors import CaseFileError
 from agentcli.eval.results.reader import read_results
-from tests.cli.viewer.runs import HOSTILE, dynamic, forecast, write_run
+from tests.cli.viewer.runs import dynamic, forecast, write_run
 
 
 def test_rows_carry_what_pages_filter_by_and_decode_as_the_reader_does(tmp_path):
@@ -133,35 +133,3 @@ def test_a_file_that_holds_no_results_is_not_results(tmp_path, text):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(NotResults):
         index_file(path)
-
-
-def test_search_reads_texts_not_key_names_case_insensitively(tmp_path):
-    path = write_run(
-        tmp_path / "s.jsonl",
-        [
-            forecast("paris"),
-            forecast("rome", status="failed", output="Il pleut à Rome"),
-            forecast(HOSTILE, status="error", error="Connection RESET by peer"),
-        ],
-    )
-    run = index_file(path)
-    assert run.matching("status") == frozenset()  # a key of every line, in no text
-    assert run.matching("reset by") == {2}  # the error
-    assert run.matching("À ROME") == {1}  # not ASCII: decoded and case-folded
-    assert run.matching("contain 'sunny'") == {1, 2}  # failed assertion messages
-    assert run.matching("<script>") == {2}  # the id
-    assert run.matching("get_forecast") == {0, 1, 2}  # an assertion's message
-    assert run.matching("paris") == {0, 1, 2}  # every input asks about Paris
-
-
-def test_search_finds_what_case_folds_to_the_needle(tmp_path):
-    path = tmp_path / "fold.jsonl"
-    path.write_text(
-        '{"type":"header"}\n'
-        '{"type":"result","id":"a","status":"passed","output":"Straße"}\n'
-        '{"type":"result","id":"b","status":"passed","output":"Stra\\u00dfe"}\n'
-        '{"type":"result","id":"c","status":"passed","output":"Strasse"}\n'
-        '{"type":"result","id":"d","status":"passed","output":"Strand"}\n',
-        encoding="utf-8",
-    )
-    assert index_file(path).matching("strasse") == {0, 1, 2}  # ß case-folds to ss
