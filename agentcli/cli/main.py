@@ -61,6 +61,7 @@ COMMANDS = (
     "migrate_cmd",
     "init_cmd",
     "config_cmd",
+    "view_cmd",
 )
 
 
