@@ -107,8 +107,7 @@ async def test_create_may_return_every_field_of_hook_create_response(
     adjusted = await registry.get("tests.create").respond("adjust_context")
     (note,) = [m for m in logs(adjusted) if m.startswith("Create returned")]
     assert note == (
-        "Create returned theme, route, search, ignored "
-        "(theme/route: there is no UI; search: there is no built-in search)"
+        "Create returned theme, route, ignored (theme/route: there is no UI)"
     )
 
 
