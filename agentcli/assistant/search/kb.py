@@ -37,6 +37,12 @@ __all__ = ["CHUNK_CHARS", "Chunk", "Hit", "KbIndex", "fts_query", "open_index"]
 
 CHUNK_CHARS = 1200
 RRF_K = 60
+# Words a question is made of rather than about: left out of the query (unless it has no
+# others), so "how do I reset my password" does not match every page saying "how".
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i if in is it me my of on or our so "
+    "the their there this to was we what when where which who why will with you your".split()
+)
 _SCHEMA_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -68,9 +74,10 @@ class Hit:
 
 
 def fts_query(text: str) -> str | None:
-    """An FTS5 query matching any word of ``text`` (each quoted, so no word is taken for
-    FTS5 syntax); None when it has no words."""
+    """An FTS5 query matching any word of ``text`` but the stopwords (each quoted, so no
+    word is taken for FTS5 syntax); None when it has no words."""
     words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
+    words = [word for word in words if word not in STOPWORDS] or words
     if not words:
         return None
     return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
@@ -409,7 +416,9 @@ def split_document(collection: str, relative: str, text: str) -> list[Chunk]:
         if found:
             flush()
             heading = found.group(1)
-        if size + len(block) > CHUNK_CHARS and pieces:
+        # a heading stays with the text under it, however long that is
+        heading_only = len(pieces) == 1 and _HEADING.match(pieces[0]) is not None
+        if size + len(block) > CHUNK_CHARS and pieces and not heading_only:
             flush()
         pieces.append(block)
         size += len(block)
