@@ -2,8 +2,8 @@
 SQLite file of the run's state folder (``kb/<assistant id>.sqlite3``), searched with FTS5's
 BM25 and, when ``kb.embedding`` names a connector, by vector distance too (sqlite-vec).
 
-The index follows the files: before a search, every document's ``(mtime, size)`` is
-compared with the manifest, and a file whose stamp moved is hashed (SHA-256); only a
+The index follows the files: before a search (at most once every ``RECHECK_SECONDS``),
+every document's ``(mtime, size)`` is compared with the manifest, and a file whose stamp moved is hashed (SHA-256); only a
 changed hash re-indexes it, and a file gone is dropped. A document is cut into chunks at
 headings and blank lines (about ``CHUNK_CHARS`` characters each); a chunk is one hit.
 
@@ -25,6 +25,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +38,55 @@ __all__ = ["CHUNK_CHARS", "Chunk", "Hit", "KbIndex", "fts_query", "open_index"]
 
 CHUNK_CHARS = 1200
 RRF_K = 60
+RECHECK_SECONDS = 1.0  # how stale the index may be: files are looked at once a second
 # Words a question is made of rather than about: left out of the query (unless it has no
 # others), so "how do I reset my password" does not match every page saying "how".
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i if in is it me my of on or our so "
-    "the their there this to was we what when where which who why will with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "the",
+        "their",
+        "there",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 _SCHEMA_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -123,6 +168,7 @@ class KbIndex:
         self.vectors = vectors
         self.closed = False
         self.lock = threading.Lock()
+        self._checked: dict[tuple[tuple[str, str], ...], float] = {}
         path.parent.mkdir(parents=True, exist_ok=True)
         module = _sqlite(vectors)
         self.db = module.connect(str(path), check_same_thread=False, timeout=30)
@@ -171,10 +217,16 @@ class KbIndex:
 
     # -- keeping up with the files -------------------------------------------------------
 
-    def refresh(self, folders: dict[str, Path]) -> tuple[int, int]:
+    def refresh(self, folders: dict[str, Path], *, force: bool = False) -> tuple[int, int]:
         """Bring the index up to the collection folders (name -> folder); the numbers of
-        documents re-indexed and dropped."""
+        documents re-indexed and dropped. Folders looked at less than ``RECHECK_SECONDS``
+        ago are not looked at again (unless ``force``): a search of a 10,000-page
+        collection would otherwise spend more time on the walk than on the query."""
+        key = tuple(sorted((name, str(folder)) for name, folder in folders.items()))
         with self.lock:
+            now = time.monotonic()
+            if not force and now - self._checked.get(key, -RECHECK_SECONDS) < RECHECK_SECONDS:
+                return 0, 0
             known = {
                 (c, p): (m, s, h)
                 for c, p, m, s, h in self.db.execute(
@@ -185,17 +237,17 @@ class KbIndex:
             changed = 0
             with self.db:
                 for collection, folder in folders.items():
-                    for file, relative in _documents(folder):
-                        key = (collection, relative)
-                        seen.add(key)
-                        try:
-                            stat = file.stat()
-                        except OSError:
-                            continue
-                        stamp = known.get(key)
+                    for file, relative, stat in _documents(folder):
+                        name = (collection, relative)
+                        seen.add(name)
+                        stamp = known.get(name)
                         if stamp is not None and stamp[:2] == (stat.st_mtime_ns, stat.st_size):
                             continue
-                        data = file.read_bytes()
+                        try:
+                            with open(file, "rb") as handle:
+                                data = handle.read()
+                        except OSError:
+                            continue
                         digest = hashlib.sha256(data).hexdigest()
                         if stamp is None or stamp[2] != digest:
                             self._replace(collection, relative, data)
@@ -204,13 +256,14 @@ class KbIndex:
                             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                             (collection, relative, stat.st_mtime_ns, stat.st_size, digest),
                         )
-                gone = [key for key in known if key not in seen and key[0] in folders]
+                gone = [name for name in known if name not in seen and name[0] in folders]
                 for collection, relative in gone:
                     self._drop(collection, relative)
                     self.db.execute(
                         "DELETE FROM files WHERE collection = ? AND path = ?",
                         (collection, relative),
                     )
+            self._checked[key] = time.monotonic()
             return changed, len(gone)
 
     def _drop(self, collection: str, relative: str) -> None:
@@ -370,15 +423,28 @@ def fuse(lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
 # -- documents -------------------------------------------------------------------------------
 
 
-def _documents(folder: Path) -> Iterator[tuple[Path, str]]:
-    """The documents of a collection folder (hidden files and folders skipped), sorted."""
-    for root, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith(".") or not name.endswith(KB_SUFFIXES):
+def _documents(folder: Path) -> Iterator[tuple[str, str, os.stat_result]]:
+    """The documents of a collection folder (hidden files and folders skipped): their
+    path, path relative to the folder (with /) and stat. ``scandir`` rather than
+    ``Path`` objects: the walk runs before searches, over every page."""
+    pending = [(str(folder), "")]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue
-            file = Path(root) / name
-            yield file, file.relative_to(folder).as_posix()
+            relative = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((entry.path, relative + "/"))
+            elif entry.name.endswith(KB_SUFFIXES):
+                try:
+                    yield entry.path, relative, entry.stat()
+                except OSError:
+                    continue
 
 
 def split_document(collection: str, relative: str, text: str) -> list[Chunk]:

@@ -27,6 +27,15 @@ FAQ = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _fresh_index_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search looks at the files (not once a second): tests change them between
+    two searches."""
+    from agentcli.assistant.search import kb
+
+    monkeypatch.setattr(kb, "RECHECK_SECONDS", 0.0)
+
+
 @pytest.fixture
 def assistants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))

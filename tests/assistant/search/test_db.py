@@ -20,8 +20,16 @@ TICKET = {
         {"name": "priority", "type": "integer", "default": 1},
     ],
     "values": [
-        {"title": "Printer jams", "body": "The office printer jams on every page.", "status": "open"},
-        {"title": "Password reset mail missing", "body": "No reset mail arrives.", "status": "open"},
+        {
+            "title": "Printer jams",
+            "body": "The office printer jams on every page.",
+            "status": "open",
+        },
+        {
+            "title": "Password reset mail missing",
+            "body": "No reset mail arrives.",
+            "status": "open",
+        },
         {"title": "Printer toner", "body": "Order printer toner.", "status": "closed"},
         {"title": "VPN drops", "body": "The VPN drops at noon; printer fine.", "status": "open"},
     ],

@@ -43,7 +43,9 @@ def _system(server) -> list[str]:
 async def test_hits_reach_the_model_with_citations_and_the_trace_records_them(
     assistants: Path, make_registry, loop
 ) -> None:
-    _helpdesk(assistants, files={"prompts.yml": "- role: system\n  content: You are the helpdesk.\n"})
+    _helpdesk(
+        assistants, files={"prompts.yml": "- role: system\n  content: You are the helpdesk.\n"}
+    )
     reply = await make_registry().get("help").respond("How do I reset my password?")
     assert reply.error is None
     prompts, found = _system(loop)
@@ -126,7 +128,9 @@ async def test_a_failing_source_is_a_warning_and_a_missing_key_stops_the_request
         (found,) = _system(loop)
         assert "kb://faq/password.md" in found  # the kb half still answered
         logs = [log["message"] for n in reply.trace for log in n["logs"]]
-        assert any(m.startswith("search web failed, the model is called without it: ") for m in logs)
+        assert any(
+            m.startswith("search web failed, the model is called without it: ") for m in logs
+        )
 
         calls = len(loop.requests)
         with pytest.raises(ConfigError, match="TAVILY_API_KEY is not set"):
@@ -166,7 +170,10 @@ async def test_uses_fetch_routes_to_the_named_mcp_server(assistants: Path, make_
         files,
     )
     reply = await make_registry().get("f").respond("go")
-    assert reply.next == {"url": "https://example.com/a", "content": "page at https://example.com/a"}
+    assert reply.next == {
+        "url": "https://example.com/a",
+        "content": "page at https://example.com/a",
+    }
     (node,) = [n for n in reply.trace if n["type"] == "fetch"]
     assert node["output"] == {"via": "mcp:fetcher", "characters": 29}
 

@@ -204,3 +204,16 @@ async def test_an_embedder_that_fails_is_the_error_of_the_result(
     result = (await make_registry().get("help").respond("password")).next
     assert result["items"] == []
     assert result["error"].startswith("embeddings (embedder): cannot reach http://127.0.0.1:9")
+
+
+def test_files_are_looked_at_once_per_recheck_period(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.assistant.search import kb
+
+    monkeypatch.setattr(kb, "RECHECK_SECONDS", 60.0)
+    index, folders = _index(tmp_path, {"a.md": "apples", "b.md": "bananas", "c.md": "cherries"})
+    assert index.refresh(folders) == (3, 0)
+    (folders["docs"] / "a.md").write_text("apricots")
+    assert index.refresh(folders) == (0, 0)  # within the period: not looked at
+    assert index.refresh(folders, force=True) == (1, 0)
