@@ -247,6 +247,8 @@ class _Problems:
             return self.fail(name, "must not be empty")
         if kind == "minimum":
             return self.fail(name, f"must be at least {error.validator_value}, got {instance}")
+        if kind == "maximum":
+            return self.fail(name, f"must be at most {error.validator_value}, got {instance}")
         if kind == "enum":
             choices = ", ".join(str(c) for c in error.validator_value if c is not None)
             return self.fail(name, f"must be one of {choices}, got {json.dumps(instance)}")

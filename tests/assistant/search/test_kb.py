@@ -4,6 +4,7 @@ by the loopback OpenAI server."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -90,8 +91,7 @@ def test_query_words_are_quoted_so_fts_syntax_is_plain_text() -> None:
     assert fts_query("?!") is None
 
 
-def test_reciprocal_rank_fusion_prefers_chunks_both_lists_rank_high(tmp_path: Path) -> None:
-    index, folders = _index(tmp_path, {"a.md": "x", "b.md": "y", "c.md": "z"})
+def test_reciprocal_rank_fusion_prefers_chunks_both_lists_rank_high() -> None:
     from agentcli.assistant.search.kb import Hit
 
     a, b, c = (Hit(i, "docs", f"{n}.md", n, n, 0.5) for i, n in enumerate("abc"))
@@ -136,7 +136,7 @@ async def test_ctx_search_kb_honours_threshold_max_results_and_collections(
     between = (scores[0] + scores[1]) / 2
     loose = (
         await registry.get("help").respond(
-            '{"q": "how do I reset my password", "threshold": %r}' % between
+            json.dumps({"q": "how do I reset my password", "threshold": between})
         )
     ).next
     assert [i["score"] for i in loose["items"]] == scores[:1]  # those at or above it
