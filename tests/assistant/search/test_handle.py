@@ -28,7 +28,9 @@ async def test_async_hooks_await_every_call_and_citations_never_repeat(
     package(
         assistants,
         "h",
-        json.dumps({"name": "H", "connector": "echo", "kb": ["faq"], "uses": {"search": "disabled"}}),
+        json.dumps(
+            {"name": "H", "connector": "echo", "kb": ["faq"], "uses": {"search": "disabled"}}
+        ),
         {**FAQ, "src/index.py": ASYNC_NEXT},
     )
     data = (await make_registry().get("h").respond("go")).next
