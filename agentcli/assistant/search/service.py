@@ -112,7 +112,33 @@ class Searcher:
             sites=tuple(str(site) for site in sites),
             time_range=options.get("time_range") or options.get("timeRange"),
         )
-        items = await search_web(spec, web_query, self.ctx.registry.env)
+        env = self.ctx.registry.env
+
+        async def live() -> list[dict[str, Any]]:
+            return [item.to_dict() for item in await search_web(spec, web_query, env)]
+
+        # Through the case's cassette, as a tool call of server "search": --record keeps
+        # the hits, --replay answers from them (no key, no network).
+        from agentcli.assistant import cassette
+
+        request = {
+            "provider": spec.provider,
+            "query": web_query.query,
+            "limit": web_query.limit,
+            "sites": list(web_query.sites),
+            "time_range": web_query.time_range,
+        }
+        found = await cassette.call_tool("search", "web", request, live, raising=True)
+        items = [
+            SearchItem(
+                title=str(hit.get("title") or ""),
+                url=str(hit.get("url") or ""),
+                content=str(hit.get("content") or ""),
+                score=float(hit.get("score") or 0.0),
+            )
+            for hit in found
+            if isinstance(hit, dict)
+        ]
         return items, len(items)
 
     async def _kb(self, query: str, options: dict[str, Any]) -> tuple[list[SearchItem], int]:

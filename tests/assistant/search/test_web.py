@@ -151,3 +151,42 @@ async def test_ctx_search_web_returns_errors_as_values(
     assert missing[0]["error"].startswith(
         "search.web: brave needs an API key and BRAVE_API_KEY is not set (hint: export"
     )
+
+
+async def test_web_hits_are_recorded_in_the_cassette_and_replayed_without_network(
+    assistants: Path, make_registry, no_proxies: None, tmp_path: Path
+) -> None:
+    from agentcli.assistant.cassette import Cassette, use
+
+    hook = (
+        "def Next(ctx, payload):\n"
+        "    return {'data': ctx.search.web(payload['messages'][-1]['content']).to_dict()}\n"
+    )
+    path = tmp_path / "cassettes" / "c1.jsonl"
+    with SearchServer("tavily", api_key="k-123") as fake:
+        web = {"provider": "tavily", "base_url": fake.base_url}
+        package(
+            assistants,
+            "w",
+            json.dumps(
+                {
+                    "name": "W",
+                    "connector": "echo",
+                    "search": {"web": web},
+                    "uses": {"search": "disabled"},
+                }
+            ),
+            {"src/index.py": hook},
+        )
+        recording = Cassette.open(path, "record", "c1", None)
+        with use(recording):
+            live = (await make_registry({"TAVILY_API_KEY": "k-123"}).get("w").respond("rust")).next
+        recording.save()
+    assert live["items"][0]["title"] == "Rust 1.80 announcement"
+    assert "k-123" not in path.read_text()
+    with use(Cassette.open(path, "replay", "c1", None)):  # the server is gone, and no key
+        replayed = (await make_registry({}).get("w").respond("rust")).next
+    assert replayed["items"] == live["items"] and "error" not in replayed
+    with use(Cassette.open(path, "replay", "c1", None)):
+        other = (await make_registry({}).get("w").respond("python")).next
+    assert other["items"] == [] and "is not in" in other["error"]
