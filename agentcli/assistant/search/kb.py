@@ -424,7 +424,8 @@ def fuse(lists: Sequence[Sequence[Hit]], limit: int) -> list[Hit]:
 
 
 def _documents(folder: Path) -> Iterator[tuple[str, str, os.stat_result]]:
-    """The documents of a collection folder (hidden files and folders skipped): their
+    """The documents of a collection folder (hidden files and folders, and symlinks, which
+    could lead out of the package, skipped): their
     path, path relative to the folder (with /) and stat. ``scandir`` rather than
     ``Path`` objects: the walk runs before searches, over every page."""
     pending = [(str(folder), "")]
@@ -440,7 +441,7 @@ def _documents(folder: Path) -> Iterator[tuple[str, str, os.stat_result]]:
             relative = prefix + entry.name
             if entry.is_dir(follow_symlinks=False):
                 pending.append((entry.path, relative + "/"))
-            elif entry.name.endswith(KB_SUFFIXES):
+            elif entry.name.endswith(KB_SUFFIXES) and entry.is_file(follow_symlinks=False):
                 try:
                     yield entry.path, relative, entry.stat()
                 except OSError:

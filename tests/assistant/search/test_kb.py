@@ -65,6 +65,8 @@ def test_refresh_follows_changes_and_hashes_before_reindexing(tmp_path: Path) ->
     (folders["docs"] / "sub").mkdir()
     (folders["docs"] / "sub" / "c.md").write_text("cherries are red")
     (folders["docs"] / ".hidden.md").write_text("red secrets")
+    (tmp_path / "outside.md").write_text("red outside")
+    (folders["docs"] / "link.md").symlink_to(tmp_path / "outside.md")
     assert index.refresh(folders) == (2, 1)
     assert [h.path for h in index.keyword("red", ["docs"], 10)] == ["sub/c.md"]
     assert [h.path for h in index.keyword("apricots", ["docs"], 10)] == ["a.md"]
