@@ -60,6 +60,7 @@ __all__ = [
     "SandboxExecError",
     "SandboxPathError",
     "SandboxTimeout",
+    "SearchError",
     "StorageError",
     "ToolChoiceViolationError",
     "ToolConflictError",
@@ -226,6 +227,13 @@ class ToolError(AgentCliError):
 class ToolServerError(ToolError):
     """An MCP server that could not start (command not found, exited at once, never
     answered) or stopped: a failure of the run, not bad input, so exit 1."""
+
+    exit_code = 1
+
+
+class SearchError(ToolError):
+    """A search (``ctx.search``, the automatic search before a model call) that failed: a
+    provider that refused the key, rate-limited, failed or did not answer in time."""
 
     exit_code = 1
 

@@ -33,6 +33,7 @@ def test_examples_are_found():
         "assistants/expense/tests/trajectory.jsonl",
         "assistants/expense/tests/world.jsonl",
         "assistants/weather/tests/inputs.jsonl",
+        "assistants/helpdesk/tests/inputs.jsonl",
     } <= names
     assert len(EXAMPLES) >= 6
 

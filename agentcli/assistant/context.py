@@ -4,8 +4,9 @@ It carries the request's identity (chat, assistant, user, team, locale, metadata
 authorized) and the services of the seed in Python form: ``memory`` (user/team/chat in
 SQLite, context per request), ``trace``, output messages (``send``, ``send_stream``,
 ``append``, ``replace``, ``merge``, ``set``, ``end``, blocks), and calls to other assistants
-(``agent``), to connectors (``llm``) and to tool servers (``mcp``), and ``sandbox`` (a
-workspace for files and commands, when the package or the case asks for one; None else).
+(``agent``), to connectors (``llm``) and to tool servers (``mcp``), ``sandbox`` (a
+workspace for files and commands, when the package or the case asks for one; None else)
+and ``search`` (web, knowledge-base and database search: ``agentcli.assistant.search``).
 
 Service methods that do I/O work from both worlds: awaited in an ``async`` hook, or called
 plainly in a sync hook (which runs in a thread of its own and blocks until the call is done).
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from agentcli.assistant.conversation import Conversation
     from agentcli.assistant.sandbox import Sandbox, SandboxSpec
     from agentcli.assistant.sandbox.handle import SandboxHandle
+    from agentcli.assistant.search.handle import SearchHandle
     from agentcli.assistant.session import AssistantRegistry
 
 __all__ = ["Context", "OutputMessage"]
@@ -118,6 +120,8 @@ class Context(PascalAliases):
         self.sandbox_spec = sandbox.spec if sandbox is not None else sandbox_spec
         self._sandbox = sandbox
         self._owns_sandbox = False
+        # Every hit found in this request gets its own citation number (1, 2, ...).
+        self.citation_ids = itertools.count(1)
 
     # The call helpers are made on access, not kept: kept, each would point back at this
     # ctx, and every request's objects would form cycles only the collector frees.
@@ -145,6 +149,13 @@ class Context(PascalAliases):
 
         workspace = self.sandbox_workspace()
         return None if workspace is None else SandboxHandle(workspace, self.bridge)
+
+    @property
+    def search(self) -> SearchHandle:
+        """``ctx.search``: web, knowledge-base and database search."""
+        from agentcli.assistant.search.handle import SearchHandle
+
+        return SearchHandle(self)
 
     def sandbox_workspace(self) -> Sandbox | None:
         """The request's sandbox backend (what ``ctx.sandbox`` and the sandbox tools use)."""

@@ -38,11 +38,9 @@ __all__ = ["Conversation"]
 
 # why a Create field of Yao's has no effect here, for the trace
 _IGNORED_BECAUSE = {
-    "uses": "uses/force_uses: there are no wrapper tools",
-    "force_uses": "uses/force_uses: there are no wrapper tools",
+    "uses": "uses: of the wrapper tools only search and fetch exist here",
     "theme": "theme/route: there is no UI",
     "route": "theme/route: there is no UI",
-    "search": "search: there is no built-in search",
 }
 
 
@@ -205,6 +203,15 @@ class Conversation:
         spec = self._connector(create)
         model = self.registry.model(spec, package=package)
         self._prompts = self._render_prompts(ctx, create)
+        if package.search_config is not None:
+            from agentcli.assistant.search.inject import auto_search
+
+            seen = create.messages if create and create.messages is not None else None
+            found = await auto_search(
+                ctx, seen or [*history, *new_messages], create, self.options.skip
+            )
+            if found is not None:  # after the prompts, so the model sees them last
+                self._prompts = [*self._prompts, found]
         servers = create.mcp_servers if create else None
         toolbox = self.assistant.toolbox
         sandbox_tools = ctx.sandbox_spec is not None and ctx.sandbox_spec.tools

@@ -3,8 +3,9 @@
 ``Create(ctx, messages, options)`` runs before the model call and may return messages,
 temperature, max_tokens, connector, prompt_preset, disable_global_prompts, mcp_servers,
 locale, metadata or delegate, and every other field of Yao's HookCreateResponse (audio and
-max_completion_tokens act; theme, route, search, uses and force_uses are noted in the trace
-as ignored). ``Next(ctx, payload, options)`` runs after it and may return
+max_completion_tokens act; ``uses.search``, ``force_uses`` and ``search`` steer the
+automatic search (``agentcli.assistant.search.inject``); theme, route and the other
+``uses`` keys are noted in the trace as ignored). ``Next(ctx, payload, options)`` runs after it and may return
 data (the turn's output), delegate or metadata. ``create``/``next`` are accepted too, and a
 hook may take fewer parameters (``Create(ctx, messages)``, the seed's form). Both may be
 sync (run in a thread of their own) or async; a hook that raises becomes a ``HookError``
@@ -81,8 +82,10 @@ _CREATE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "route": ((str,), "a string"),
     "search": ((bool, dict), "true, false or an object"),
 }
-# Create fields with no effect here, noted in the trace when a hook returns them
-IGNORED_CREATE_FIELDS = ("uses", "force_uses", "theme", "route", "search")
+# Create fields with no effect here, noted in the trace when a hook returns them (of
+# ``uses``, the keys other than search and fetch)
+IGNORED_CREATE_FIELDS = ("uses", "theme", "route")
+USED_USES = ("search", "fetch")
 CREATE_FIELDS = tuple(_CREATE_TYPES)
 NEXT_FIELDS = ("data", "delegate", "metadata")
 
@@ -122,6 +125,9 @@ class CreateResult:
     def ignored(self) -> dict[str, Any]:
         """The fields it set that have no effect here (Yao's UI and wrapper-tool fields)."""
         values = {name: getattr(self, name) for name in IGNORED_CREATE_FIELDS}
+        if self.uses is not None:
+            other = {k: v for k, v in self.uses.items() if k not in USED_USES}
+            values["uses"] = other or None
         return {name: value for name, value in values.items() if value is not None}
 
 

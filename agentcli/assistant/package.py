@@ -25,6 +25,7 @@ from agentcli.schemas import ShippedSchema
 
 if TYPE_CHECKING:
     from agentcli.assistant.sandbox.spec import SandboxSpec
+    from agentcli.assistant.search.spec import SearchConfig
     from agentcli.runtime.agent import ToolExecution
 
 __all__ = [
@@ -97,6 +98,8 @@ class AssistantPackage:
     kb: dict[str, Any] | None = None
     db: dict[str, Any] | None = None
     sandbox: SandboxSpec | None = None  # ctx.sandbox for every request (None: no sandbox)
+    # kb, db, search and uses read as one (None: the package uses none of them)
+    search_config: SearchConfig | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     unknown_fields: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -264,6 +267,8 @@ class _Problems:
             return self.fail(name, "must not be empty")
         if kind == "minimum":
             return self.fail(name, f"must be at least {error.validator_value}, got {instance}")
+        if kind == "maximum":
+            return self.fail(name, f"must be at most {error.validator_value}, got {instance}")
         if kind == "enum":
             choices = ", ".join(str(c) for c in error.validator_value if c is not None)
             return self.fail(name, f"must be one of {choices}, got {json.dumps(instance)}")
@@ -315,6 +320,17 @@ def _sandbox(raw: dict[str, Any], file: Path, problems: _Problems) -> SandboxSpe
     if found:
         raise PackageError("; ".join(found), path=str(file), line=problems.line("sandbox"))
     return parse_spec(raw)
+
+
+def _search(values: dict[str, Any], path: Path, problems: _Problems) -> SearchConfig:
+    """``kb``, ``db``, ``search`` and ``uses``: what ctx.search and the automatic search use."""
+    from agentcli.assistant.search.spec import parse_search
+
+    config, found = parse_search(values, path)
+    if found:
+        field_name, message = found[0]
+        raise problems.fail(field_name, message)
+    return config
 
 
 def _mcp(value: dict[str, Any] | list[Any]) -> list[McpServerRef]:
@@ -414,6 +430,8 @@ def load_package(
     values = _values(data)
     if "sandbox" in values:
         values["sandbox"] = _sandbox(values["sandbox"], file, problems)
+    if any(key in values for key in ("kb", "db", "search", "uses")):
+        values["search_config"] = _search(values, path, problems)
     if not values["name"].strip():
         raise problems.fail("name", "must not be empty")
     if values.get("connector") == "":

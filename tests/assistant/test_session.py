@@ -537,7 +537,7 @@ async def test_uses_and_next_metadata_are_visible_in_the_trace(registry, assista
     )
     reply = await registry.get("spy").respond("hi")
     logs = [log["message"] for node in reply.trace for log in node["logs"]]
-    assert any("uses/force_uses" in message and "ignored" in message for message in logs)
+    assert any("Create returned uses" in m and "only search and fetch" in m for m in logs)
     assert any(
         node["label"] == "Next metadata" and node["input"] == {"why": "debug"}
         for node in reply.trace

@@ -106,10 +106,7 @@ async def test_create_may_return_every_field_of_hook_create_response(
     assert full.text == "Hello from the mock"
     adjusted = await registry.get("tests.create").respond("adjust_context")
     (note,) = [m for m in logs(adjusted) if m.startswith("Create returned")]
-    assert note == (
-        "Create returned theme, route, search, ignored "
-        "(theme/route: there is no UI; search: there is no built-in search)"
-    )
+    assert note == ("Create returned theme, route, ignored (theme/route: there is no UI)")
 
 
 async def test_audio_and_max_completion_tokens_reach_the_model(yao: Path) -> None:
