@@ -27,7 +27,6 @@ Examples:
 """
 
 DEFAULT_PORT = 8750
-DEFAULT_RUNS = Path(".agentcli/runs")
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +38,8 @@ def view(
     path: Path | None = typer.Argument(
         None,
         metavar="[PATH]",
-        help="Folder of results files, or one results file (default: .agentcli/runs, else .).",
+        help="Folder of results files, or one results file (default: the project's runs folder, "
+        ".agentcli/runs, else .).",
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(
@@ -77,9 +77,15 @@ def view(
     _serve(root, listener, host)
 
 
-def default_root() -> Path:
-    """The project's runs folder when there is one, else the current folder."""
-    return DEFAULT_RUNS if DEFAULT_RUNS.is_dir() else Path(".")
+def default_root(cwd: Path | None = None) -> Path:
+    """The project's runs folder (``runs_folder`` of its agentcli.yml, else
+    ``.agentcli/runs`` under its root) when it exists, else the current folder."""
+    from agentcli.project import load_project
+    from agentcli.project.runs import runs_folder
+
+    cwd = cwd or Path.cwd()
+    runs = runs_folder(load_project(cwd))
+    return runs if runs.is_dir() else cwd
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -79,9 +79,18 @@ def test_a_port_out_of_range_is_refused(tmp_path):
 
 def test_the_default_folder_is_the_runs_folder_when_there_is_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert default_root() == Path(".")
+    assert default_root() == tmp_path
     (tmp_path / ".agentcli" / "runs").mkdir(parents=True)
-    assert default_root() == Path(".agentcli/runs")
+    assert default_root() == tmp_path / ".agentcli" / "runs"
+
+
+def test_the_default_folder_is_the_project_configs_runs_folder(tmp_path, monkeypatch):
+    # from a subfolder of a project whose agentcli.yml names another runs folder
+    (tmp_path / "agentcli.yml").write_text("runs_folder: results\n", encoding="utf-8")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert default_root().resolve() == (tmp_path / "results").resolve()
 
 
 def test_help_imports_no_web_stack(tmp_path):
