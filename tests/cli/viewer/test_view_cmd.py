@@ -7,7 +7,6 @@ import re
 import signal
 import socket
 import urllib.request
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
