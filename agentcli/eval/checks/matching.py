@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from agentcli.patterns import compile_pattern, pattern_problem
+from agentcli.patterns import Pattern, compile_pattern, pattern_problem
 
 if TYPE_CHECKING:
     from jsonpath_ng.jsonpath import JSONPath
@@ -115,22 +115,30 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
             found = actual[key]
             kind = type(value)
             # Plain leaves inline (the common case, and a call each otherwise): a string or
-            # a pattern against a string, a number against a number.
+            # a pattern against a string, a number against a number, a value matcher.
             if kind is str and type(found) is str:
                 if value.startswith("regex:"):
-                    if compile_pattern(value[6:]).search(found) is None:
+                    pattern = _PATTERNS.get(value) or _pattern(value)
+                    if len(found) < pattern.fast_below:  # provably quick: no timer needed
+                        if pattern.plain.search(found) is None:  # type: ignore[union-attr]
+                            return False
+                    elif pattern.search(found) is None:
                         return False
                 elif found != value:
                     return False
             elif kind in _NUMBER_TYPES and type(found) in _NUMBER_TYPES:
                 if found != value:
                     return False
+            elif kind is dict and (ANY in value or APPROX in value):
+                if not _matcher_holds(found, value):
+                    return False
             elif not match_value(found, value, exact):
                 return False
         return True
     if isinstance(expected, str):
         if expected.startswith("regex:"):
-            return compile_pattern(expected[6:]).search(output_text(actual)) is not None
+            pattern = _PATTERNS.get(expected) or _pattern(expected)
+            return pattern.search(output_text(actual)) is not None
         if isinstance(actual, str):
             return actual == expected
         # A tool may return 5 where the case says "5": compare the text forms.
@@ -143,6 +151,20 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
                 return False
         return True
     return deep_equal(actual, expected)
+
+
+# ``regex:...`` values by their whole text: a dict lookup, where compile_pattern's cache
+# needs the prefix cut off first (matching runs once per value compared)
+_PATTERNS: dict[str, Pattern] = {}
+_PATTERNS_KEPT = 4096
+
+
+def _pattern(value: str) -> Pattern:
+    """The compiled pattern of a ``regex:`` value, remembered."""
+    if len(_PATTERNS) >= _PATTERNS_KEPT:
+        _PATTERNS.clear()
+    pattern = _PATTERNS[value] = compile_pattern(value[6:])
+    return pattern
 
 
 def _matcher_holds(actual: Any, matcher: dict[str, Any]) -> bool:
