@@ -33,7 +33,25 @@ class Embedder:
         return f"{self.connector}|{self.model}|{self.url}"
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        """One vector per text, in order."""
+        """One vector per text, in order; through the case's cassette (as a call of server
+        "embeddings", tool: the connector), so ``--replay`` answers with the recorded vectors
+        and no endpoint (the request's key is never recorded: only the model and the texts)."""
+        from agentcli.assistant import cassette
+
+        async def live() -> list[list[float]]:
+            return await self._embed_live(texts)
+
+        request = {"model": self.model, "input": texts}
+        found = await cassette.call_tool("embeddings", self.connector, request, live, raising=True)
+        if not isinstance(found, list) or len(found) != len(texts):
+            raise SearchError(
+                f"embeddings ({self.connector}): the cassette holds no {len(texts)} vectors "
+                "for these texts; record it again (--record)"
+            )
+        return [[float(x) for x in vector] for vector in found]
+
+    async def _embed_live(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order, from the endpoint (in batches)."""
         vectors: list[list[float]] = []
         for start in range(0, len(texts), BATCH):
             batch = texts[start : start + BATCH]

@@ -219,3 +219,38 @@ def test_files_are_looked_at_once_per_recheck_period(
     (folders["docs"] / "a.md").write_text("apricots")
     assert index.refresh(folders) == (0, 0)  # within the period: not looked at
     assert index.refresh(folders, force=True) == (1, 0)
+
+
+async def test_embeddings_are_recorded_in_the_cassette_and_replayed_without_the_endpoint(
+    assistants: Path, make_registry, openai_server, tmp_path: Path
+) -> None:
+    from agentcli.assistant.cassette import Cassette, use
+
+    openai_server.synonyms = {"credentials": "password", "forgot": "reset"}
+    connectors = tmp_path / "connectors.yml"
+    connectors.write_text(
+        f"embedder: {{model: openai/embed-small, api_base: '{openai_server.base_url}', "
+        "api_key: sk-embed-123}\n"
+    )
+    package(
+        assistants,
+        "help",
+        '{"name": "H", "connector": "echo", "kb": {"collections": ["faq"], "embedding": '
+        '"embedder"}, "uses": {"search": "disabled"}}',
+        {**FAQ, "src/index.py": NEXT},
+    )
+    path = tmp_path / "cassettes" / "c1.jsonl"
+    recording = Cassette.open(path, "record", "c1", None)
+    with use(recording):
+        live = (await make_registry().get("help").respond("forgot credentials")).next
+    recording.save()
+    assert live["items"][0]["url"] == "kb://faq/password.md"
+    assert "sk-embed-123" not in path.read_text()
+    # The endpoint is gone (a port nothing listens on); a fresh state re-embeds every chunk,
+    # and the cassette answers both requests.
+    connectors.write_text(
+        "embedder: {model: openai/embed-small, api_base: 'http://127.0.0.1:9/v1', api_key: x}\n"
+    )
+    with use(Cassette.open(path, "replay", "c1", None)):
+        replayed = (await make_registry().get("help").respond("forgot credentials")).next
+    assert replayed["items"] == live["items"] and "error" not in replayed
