@@ -15,26 +15,18 @@ import html
 import http.server
 import json
 import re
-import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
 
 from cases import echo_package
-from common import agent_command, print_table, run_once, save
+from common import ROOT, agent_command, print_table, run_once, save
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(ROOT))
+from fixtures.chromium import CHROMIUM, HEADLESS_FLAGS
 
 
 def mixed_cases(path: Path, count: int) -> Path:
@@ -61,7 +53,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 def open_time_ms(report: Path, profile: Path) -> float:
     """Milliseconds from navigation start to the report's rows drawn, in headless Chromium."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = CHROMIUM
     if chromium is None:
         raise SystemExit("no chromium here (apt-get install chromium)")
     handler = functools.partial(_Quiet, directory=str(report.parent))
@@ -72,7 +64,7 @@ def open_time_ms(report: Path, profile: Path) -> float:
         completed = subprocess.run(
             [
                 chromium,
-                *CHROMIUM_FLAGS,
+                *HEADLESS_FLAGS,
                 f"--user-data-dir={profile}",
                 "--virtual-time-budget=30000",
                 "--dump-dom",

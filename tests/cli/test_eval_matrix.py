@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from typer.testing import CliRunner
 
 from agentcli.cli.main import _register, app
 from agentcli.eval.reports import read_results
+from fixtures.chromium import CHROMIUM, headless_flags
 
 _register()
 
@@ -192,12 +192,9 @@ def test_reports_show_the_matrix_and_each_cell_drills_down_to_its_result(project
     assert '<table id="matrix-table">' in page
     # greet @ scripted:b.yml is the second result: its cell opens that result's details
     assert '<a href="#case-1" data-open="case-1">❌ failed</a>' in page
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is not None:  # the script opens that case (as a click on the cell does)
+    if CHROMIUM is not None:  # the script opens that case (as a click on the cell does)
         shown = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={project / 'profile'}", "--dump-dom",
+            [CHROMIUM, *headless_flags(project / "profile"), "--dump-dom",
              (project / "r.html").as_uri() + "#case-1"],
             capture_output=True, text=True, timeout=90,
         ).stdout  # fmt: skip

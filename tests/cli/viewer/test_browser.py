@@ -10,17 +10,15 @@ Screenshots of each page are kept in ``.artifacts/viewer/`` at the repository ro
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fixtures.chromium import CHROMIUM, DRIVER, headless_flags
 from tests.cli.viewer.runs import HOSTILE, sample_folder
 from tests.cli.viewer.server import serving
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver") or shutil.which("chromium-driver")
 ARTIFACTS = Path(__file__).resolve().parents[3] / ".artifacts" / "viewer"
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or DRIVER is None,
@@ -37,17 +35,9 @@ def browser(tmp_path) -> Iterator[object]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM or ""
     for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
+        *headless_flags(tmp_path / "profile"),
         "--disable-dev-shm-usage",
         "--window-size=1280,900",
-        f"--user-data-dir={tmp_path / 'profile'}",
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

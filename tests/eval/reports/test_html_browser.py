@@ -9,7 +9,6 @@ import html
 import http.server
 import json
 import re
-import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -26,8 +25,8 @@ from agentcli.eval.results.model import (
     Trace,
     Usage,
 )
+from fixtures.chromium import CHROMIUM, HEADLESS_FLAGS
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed here (.ci/run installs Debian's chromium)"
 )
@@ -111,18 +110,6 @@ def sample_report(path: Path) -> None:
     writer.close(summary, stability)
 
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
 def test_report_renders_and_filters_in_chromium(tmp_path):
     sample_report(tmp_path / "report.html")
     (tmp_path / "harness.html").write_text(HARNESS, encoding="utf-8")
@@ -134,7 +121,7 @@ def test_report_renders_and_filters_in_chromium(tmp_path):
         completed = subprocess.run(
             [
                 CHROMIUM,
-                *FLAGS,
+                *HEADLESS_FLAGS,
                 f"--user-data-dir={tmp_path / 'profile'}",
                 "--virtual-time-budget=5000",
                 "--dump-dom",
@@ -148,7 +135,7 @@ def test_report_renders_and_filters_in_chromium(tmp_path):
         subprocess.run(
             [
                 CHROMIUM,
-                *FLAGS,
+                *HEADLESS_FLAGS,
                 f"--user-data-dir={tmp_path / 'profile2'}",
                 f"--screenshot={shot}",
                 "--window-size=1200,900",
@@ -222,7 +209,7 @@ def test_a_20000_case_report_is_a_third_of_its_results_and_opens_in_3s(tmp_path)
     writer.close(loaded.summary)
     assert report.stat().st_size < results.stat().st_size / 3
     completed = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+        [CHROMIUM, *HEADLESS_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
          "--virtual-time-budget=30000", "--dump-dom", report.as_uri()],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
