@@ -22,6 +22,7 @@ from agentcli.datafiles import load_yaml
 from agentcli.errors import ConfigError, PackageError, UnknownAssistantError
 from agentcli.jsonsafe import expected_words, json_type_words
 from agentcli.schemas import ShippedSchema
+from agentcli.words import counted
 
 if TYPE_CHECKING:
     from agentcli.assistant.sandbox.spec import SandboxSpec
@@ -634,7 +635,7 @@ def _unknown(ref: str, root: Path | None, known: list[str]) -> UnknownAssistantE
     if suggestions:
         hint = f"did you mean {', '.join(suggestions)}? (searched {root})"
     elif known:
-        hint = f"{len(known)} assistants under {root}; none is close to '{ref}'"
+        hint = f"{counted(len(known), 'assistant')} under {root}; none is close to '{ref}'"
     else:
         hint = f"no assistant packages found under {root}"
     return UnknownAssistantError(f"unknown assistant '{ref}'", hint=hint)

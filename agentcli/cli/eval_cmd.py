@@ -107,6 +107,10 @@ def eval_app(options: type[EvalOptions] | None = None, run: Run | None = None) -
 
         raw_input = _one_input(values.pop("input_arg"), values.pop("input_opt"))
         name, assistant = values.pop("name"), values.pop("assistant")
+        if raw_input is None and assistant is not None and assistant.startswith("@"):
+            # `agent eval @cases.jsonl`: a case file alone is the input, as -i would be (its
+            # package, or the project's assistant, runs it)
+            raw_input, assistant = assistant, None
         json_events, verbose = values.pop("json_events"), values.pop("verbose")
         given = frozenset(key for key in values if _on_command_line(ctx, key))
         parsed = options_type.from_flags(

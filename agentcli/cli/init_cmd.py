@@ -37,13 +37,21 @@ def init(
     """Scaffold an assistant package."""
     from agentcli.assistant.package import assistant_id
     from agentcli.builtin.scaffold import scaffold_package
+    from agentcli.errors import ConfigError
+    from agentcli.project import assistants_root
 
     cwd = Path.cwd()
+    if Path(name).name in ("", ".", ".."):
+        raise ConfigError(
+            f"agent init {name!r}: name the new package's folder",
+            hint="agent init order-desk (made in the project's assistants folder, else here)",
+        )
+    # the project's assistants folder (agentcli.yml's assistants:), else ./assistants
+    root = assistants_root(cwd) or (cwd / "assistants" if (cwd / "assistants").is_dir() else None)
     shown = name
-    if "/" not in name and (cwd / "assistants").is_dir():
-        shown = f"assistants/{name}"
+    if "/" not in name and root is not None:
+        shown = str(root.relative_to(cwd) / name) if root.is_relative_to(cwd) else str(root / name)
     target = (cwd / Path(shown).expanduser()).absolute()
-    root = cwd / "assistants" if (cwd / "assistants").is_dir() else None
     package_id = assistant_id(target, root) if root is not None else target.name
     made = scaffold_package(target, shown=shown, id=package_id, force=force)
     typer.echo(f"Created {made.id} in {made.path} ({len(made.files)} files). Try:")

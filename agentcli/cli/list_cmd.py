@@ -48,9 +48,10 @@ def list_assistants(
     from agentcli.assistant.catalog import check_aliases, check_package, summarize_package
     from agentcli.assistant.package import find_assistants_root, iter_packages
     from agentcli.errors import ConfigError
+    from agentcli.project import assistants_root
 
     cwd = Path.cwd()
-    found = find_assistants_root(cwd=cwd, explicit=root)
+    found = find_assistants_root(cwd=cwd, explicit=root or assistants_root(cwd))
     if found is None:
         raise ConfigError(
             "no assistants root found", hint="pass --root DIR, set AGENT_ROOT, or cd to a project"

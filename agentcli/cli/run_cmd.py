@@ -78,8 +78,9 @@ def run(
 ) -> None:
     """Send one message and stream the answer, or chat."""
     from agentcli.assistant.session import AssistantRegistry
+    from agentcli.project import assistants_root
 
-    registry = AssistantRegistry(root, cwd=Path.cwd())
+    registry = AssistantRegistry(root or assistants_root(Path.cwd()), cwd=Path.cwd())
     if connector_all:
         if connector is None:
             raise _usage("--connector-all applies -c to every assistant: give -c too")

@@ -68,9 +68,21 @@ def targets_of(options: EvalOptions) -> list[Target]:
             hint="add suites: {smoke: 'assistants/*/tests/*.jsonl'} to it, or name a case file",
         )
     targets: list[Target] = []
+    seen: set[Path] = set()
     for name in options.suites or list(suites):
         suite = project.suite(name)
-        targets.extend(Target(name, path) for path in suite.case_files(project.root))
+        for path in suite.case_files(project.root):
+            if path.resolve() not in seen:  # a file in two suites runs once, in the first
+                seen.add(path.resolve())
+                targets.append(Target(name, path))
+    if len(targets) > 1 and options.output is not None:
+        shown = "-" if str(options.output) == "-" else str(options.output)
+        raise ConfigError(
+            f"-o {shown} names one results file, and these suites run "
+            f"{len(targets)} case files (each writes its own)",
+            hint="drop -o (each case file's results go to the runs folder), or run one case "
+            "file: agent eval --suite NAME with a suite of one file, or agent eval @FILE -o ...",
+        )
     return targets
 
 

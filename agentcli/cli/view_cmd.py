@@ -57,6 +57,8 @@ def view(
             hint="give a folder of results files (agent eval -o DIR/run.jsonl writes one)",
         )
     root, first = (target.parent, target) if target.is_file() else (target, None)
+    if first is not None:
+        _check_results_file(root, first)
     listener = _listen(host, port)
     address, bound = listener.getsockname()[:2]
     url = f"http://{_url_host(host)}:{bound}/"
@@ -86,6 +88,22 @@ def default_root(cwd: Path | None = None) -> Path:
     cwd = cwd or Path.cwd()
     runs = runs_folder(load_project(cwd))
     return runs if runs.is_dir() else cwd
+
+
+def _check_results_file(root: Path, path: Path) -> None:
+    """A ConfigError unless ``path`` is a results file the viewer can open (before the
+    server starts: a case file or a config would only give a page saying it is not one)."""
+    from agentcli.cli.viewer.catalog import Catalog, NotFound
+    from agentcli.errors import ConfigError
+
+    try:
+        Catalog(root.resolve()).open(path.name)
+    except NotFound:
+        raise ConfigError(
+            f"{path}: not a results file (one starts with a header line, as agent eval "
+            "-o FILE.jsonl writes it)",
+            hint="give a results file, or the folder that holds them",
+        ) from None
 
 
 def _listen(host: str, port: int) -> socket.socket:

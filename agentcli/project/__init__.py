@@ -14,6 +14,7 @@ from agentcli.project.config import (
     ProjectConfig,
     Setting,
     Suite,
+    assistants_root,
     load_project,
 )
 from agentcli.project.runs import latest_results, results_folder, runs_folder, write_latest
@@ -24,6 +25,7 @@ __all__ = [
     "ProjectConfig",
     "Setting",
     "Suite",
+    "assistants_root",
     "latest_results",
     "load_project",
     "results_folder",

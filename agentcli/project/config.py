@@ -131,6 +131,20 @@ def _folder(value: Any, where: str, base: Path) -> Path:
     return path
 
 
+def _runs(value: Any, where: str, base: Path) -> Path:
+    """A folder that may not exist yet (the first run makes it), but not a file, nor under one."""
+    path = _path(value, where, base)
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        what = "is" if existing == path else f"is under {existing}, which is"
+        raise ConfigError(
+            f"{where}: runs_folder {value} {what} not a folder",
+            hint="name a folder for the results files (it is made on the first run), or "
+            "leave runs_folder out: .agentcli/runs",
+        )
+    return path
+
+
 def _file(value: Any, where: str, base: Path) -> Path:
     path = _path(value, where, base)
     if not path.is_file():
@@ -197,7 +211,7 @@ KEYS: dict[str, Key] = {
     "parallel": Key(_whole(1), "AGENT_PARALLEL", "cases run at once (--parallel)"),
     "timeout": Key(_duration, "AGENT_TIMEOUT", "per-case timeout in seconds (--timeout)"),
     "retries": Key(_whole(0), "AGENT_RETRIES", "re-runs of a case that errored (--retries)"),
-    "runs_folder": Key(_path, "AGENT_RUNS_FOLDER", "where results files go in a project"),
+    "runs_folder": Key(_runs, "AGENT_RUNS_FOLDER", "where results files go in a project"),
     "output": Key(_output, "AGENT_OUTPUT", "runs (the runs folder) or beside-cases"),
     "simulator": Key(_text, "AGENT_SIMULATOR", "default simulator of dynamic cases"),
     "judge_connector": Key(
@@ -286,3 +300,10 @@ def _suites(value: Any, raw: RawConfig) -> dict[str, Suite]:
             )
         suites[name] = Suite(name, tuple(item.strip() for item in items), at)
     return suites
+
+
+def assistants_root(cwd: Path | None = None) -> Path | None:
+    """The assistants root the project of ``cwd`` names (``assistants:``, or $AGENT_ROOT),
+    for the commands that take ``--root``; None outside a project or when it names none."""
+    value = load_project(cwd).assistants.value
+    return value if isinstance(value, Path) else None

@@ -58,6 +58,14 @@ def invoke(*args: str):
     return runner.invoke(app, ["eval", *args], catch_exceptions=False)
 
 
+def test_a_case_file_alone_is_the_input_of_the_package_holding_it(project):
+    # `agent eval @FILE` used to take "@FILE" for the assistant's name
+    result = invoke("@assistants/probe/tests/inputs.jsonl", "-o", "out.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "ℹ Agent: probe" in result.output
+    assert [r.id for r in read_results(project / "out.jsonl").results] == ["hello", "add", "json"]
+
+
 def test_all_pass_exit_0_and_default_results_file(project):
     result = invoke("probe", "@assistants/probe/tests/inputs.jsonl")
     assert result.exit_code == 0, result.output

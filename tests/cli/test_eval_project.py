@@ -303,3 +303,49 @@ def test_one_message_takes_the_project_values_without_refusing_them(project):
     result = invoke("probe", "hello", "--parallel", "2")
     assert result.exit_code == 2
     assert "--parallel applies to a file of cases, not to one message" in result.output
+
+
+@pytest.mark.parametrize("output", ["-", "all.jsonl"])
+def test_one_output_for_several_case_files_is_refused(project, output):
+    # -o names one file: the suites' runs would overwrite it (or mix three JSONL streams)
+    result = invoke("-o", output)
+    assert result.exit_code == 2
+    assert result.output.startswith(
+        f"error: -o {output} names one results file, and these suites run 2 case files"
+    )
+    assert not (project / "all.jsonl").exists()
+
+
+def test_a_case_file_in_two_suites_runs_once(project):
+    config = project / "agentcli.yml"
+    config.write_text(
+        config.read_text().replace(
+            "suites:\n", "suites:\n  every: assistants/probe/tests/*.jsonl\n"
+        ),
+        encoding="utf-8",
+    )
+    result = invoke()
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith(
+        "Suites: 2 case files\n"
+        "  every  assistants/probe/tests/inputs.jsonl  passed\n"
+        "  every  assistants/probe/tests/other.jsonl   passed\n"
+    )
+
+
+@pytest.mark.parametrize("folder", ["agentcli.yml", "agentcli.yml/runs"])
+def test_a_runs_folder_that_is_a_file_is_bad_input_with_its_line(project, folder):
+    config = project / "agentcli.yml"
+    config.write_text(config.read_text() + f"runs_folder: {folder}\n", encoding="utf-8")
+    result = invoke()
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {config}:8: runs_folder {folder} ")
+    assert "not a folder" in result.output and "internal error" not in result.output
+
+
+def test_a_latest_that_is_a_folder_is_bad_input_not_a_crash(project):
+    (runs(project) / "latest").mkdir(parents=True)
+    result = invoke("--suite", "main")
+    assert result.exit_code == 2
+    assert "latest: cannot point it at the new results" in result.output
+    assert "internal error" not in result.output

@@ -122,6 +122,32 @@ def test_an_invalid_name_is_a_usage_error(outside: Path, name: str):
     assert not (outside / name).exists()
 
 
+@pytest.mark.parametrize("name", ["", ".", "..", "desk/.."])
+def test_a_name_that_is_no_new_folder_is_a_usage_error(outside: Path, name: str):
+    # "" and "." used to scaffold into the current folder, printing commands that fail
+    result = invoke("init", name)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: agent init {name!r}: name the new package's folder")
+    assert not (outside / "package.yao").exists()
+
+
+def test_the_projects_assistants_folder_takes_the_package_and_list_and_run_find_it(
+    outside: Path,
+):
+    # agentcli.yml's assistants: is where init writes and where list and run look
+    (outside / "pkgs").mkdir()
+    (outside / "agentcli.yml").write_text("assistants: pkgs\n", encoding="utf-8")
+    made = invoke("init", "desk")
+    assert made.exit_code == 0, made.output
+    assert (outside / "pkgs" / "desk" / "package.yao").is_file()
+    assert made.stdout.splitlines()[-1] == "  agent eval desk @pkgs/desk/tests/cases.jsonl"
+    listed = invoke("list")
+    assert listed.exit_code == 0, listed.output
+    assert "desk" in listed.stdout
+    answered = invoke("run", "desk", "Where is order A-1001?")
+    assert answered.exit_code == 0, answered.output
+
+
 def test_a_file_in_the_way_is_a_usage_error(outside: Path):
     (outside / "desk").write_text("")
     result = invoke("init", "desk")

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.project.runs import results_folder, runs_folder, write_latest
+from agentcli.errors import ConfigError
+from agentcli.project.runs import LATEST, results_folder, runs_folder, write_latest
 
 if TYPE_CHECKING:
     from agentcli.eval.run.options import EvalOptions
@@ -28,5 +29,13 @@ def note_latest(options: EvalOptions, results: Path) -> None:
     project = options.project
     if project is None or project.output.value != "runs":
         return
-    if results.absolute().is_relative_to(runs_folder(project)):
-        write_latest(project, results)
+    folder = runs_folder(project)
+    if results.absolute().is_relative_to(folder):
+        try:
+            write_latest(project, results)
+        except OSError as error:
+            raise ConfigError(
+                f"{folder / LATEST}: cannot point it at the new results "
+                f"({error.strerror or error})",
+                hint=f"remove {folder / LATEST}: it is a text file agentcli writes",
+            ) from None

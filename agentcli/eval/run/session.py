@@ -459,7 +459,13 @@ def _default_output(options: EvalOptions, spec: InputSpec) -> Path:
     case_file = spec.path or options.cwd / "cases"
     folder = results_folder_of(options, case_file)
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ConfigError(
+                f"runs folder {folder}: cannot make it ({error.strerror or error})",
+                hint="runs_folder in agentcli.yml must name a folder you can write, or -o FILE",
+            ) from None
     return default_output_path(case_file, folder)
 
 

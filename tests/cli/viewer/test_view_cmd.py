@@ -58,6 +58,18 @@ def test_a_missing_path_is_one_line_and_exit_2(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("cases.jsonl", '{"id": "a", "input": "hi"}\n'), ("agentcli.yml", "suites: {}\n")],
+)
+def test_a_file_that_is_no_results_file_is_one_line_and_exit_2(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["view", str(path), "--no-open", "--port", "0"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {path}: not a results file")
+
+
 def test_a_port_in_use_is_one_line_and_exit_2(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
