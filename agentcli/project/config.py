@@ -115,8 +115,10 @@ Parse = Callable[[Any, str, Path], Any]
 
 
 def _text(value: Any, where: str, base: Path) -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
         raise ConfigError(f"{where}: expected text, got {_kind(value)}")
+    if not value.strip():
+        raise ConfigError(f"{where}: must not be empty")
     return value.strip()
 
 
@@ -138,7 +140,7 @@ def _runs(value: Any, where: str, base: Path) -> Path:
     if existing is not None and not existing.is_dir():
         what = "is" if existing == path else f"is under {existing}, which is"
         raise ConfigError(
-            f"{where}: runs_folder {value} {what} not a folder",
+            f"{where} {value} {what} not a folder",
             hint="name a folder for the results files (it is made on the first run), or "
             "leave runs_folder out: .agentcli/runs",
         )
@@ -179,14 +181,17 @@ def _output(value: Any, where: str, base: Path) -> str:
     if text not in OUTPUT_MODES:
         close = difflib.get_close_matches(text, OUTPUT_MODES, n=1)
         also = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ConfigError(f"{where}: output {text!r}: use runs or beside-cases{also}")
+        raise ConfigError(f"{where} {text!r}: use runs or beside-cases{also}")
     return text
 
 
 def _tags(value: Any, where: str, base: Path) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+    if not isinstance(items, list):
         raise ConfigError(f"{where}: expected a tag or a list of tags, got {_kind(value)}")
+    others = [item for item in items if not isinstance(item, str)]
+    if others:
+        raise ConfigError(f"{where}: a tag must be text, got {_kind(others[0])}")
     tags = [item.strip() for item in items if item.strip()]
     bad = [tag for tag in tags if not _WORD.fullmatch(tag)]
     if bad:
@@ -249,8 +254,8 @@ def load_project(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
             where = raw.where(key)
             if key == "suites":
                 values[key] = Setting(_suites(value, raw), where)
-            else:
-                values[key] = Setting(KEYS[key].parse(value, where, root), where)
+            else:  # messages name the key: two keys may share a line ({parallel: x, ...})
+                values[key] = Setting(KEYS[key].parse(value, f"{where}: {key}", root), where)
     for key, spec in KEYS.items():  # the environment over the file
         text = env.get(spec.env) if spec.env else None
         if text:
@@ -290,14 +295,16 @@ def _suites(value: Any, raw: RawConfig) -> dict[str, Suite]:
         if not isinstance(name, str) or not _SUITE_NAME.fullmatch(name):
             raise ConfigError(f"{at}: suite name {name!r} must be one word (letters, digits, -_.)")
         items = [patterns] if isinstance(patterns, str) else patterns
-        if (
-            not isinstance(items, list)
-            or not items
-            or not all(isinstance(item, str) and item.strip() for item in items)
-        ):
+        if not isinstance(items, list):
             raise ConfigError(
                 f"{at}: suite {name!r} must be a glob or a list of globs, got {_kind(patterns)}"
             )
+        if not items:
+            raise ConfigError(f"{at}: suite {name!r} has no globs: give at least one")
+        bad = next((item for item in items if not isinstance(item, str) or not item.strip()), 0)
+        if bad != 0:
+            what = "an empty text" if isinstance(bad, str) else _kind(bad)
+            raise ConfigError(f"{at}: suite {name!r}: each glob must be text, got {what}")
         suites[name] = Suite(name, tuple(item.strip() for item in items), at)
     return suites
 
