@@ -22,10 +22,10 @@ def expand_suite(suite: Suite, root: Path) -> list[Path]:
     a pattern that matches no case file is a ConfigError at the suite's line."""
     found: dict[Path, None] = {}
     for pattern in suite.patterns:
-        if Path(pattern).is_absolute():
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise ConfigError(
                 f"{suite.source}: suite {suite.name!r}: {pattern!r} must be relative to the "
-                f"project root ({root})"
+                f"project root ({root}), inside it (no ..)"
             )
         matched = sorted(
             path.absolute()
@@ -42,9 +42,14 @@ def expand_suite(suite: Suite, root: Path) -> list[Path]:
     return list(found)
 
 
+# The project's own config is YAML too: "*.yml" must not take it for a case file.
+_CONFIG_FILES = ("agentcli.yml", "agentcli.yaml")
+
+
 def _is_case_file(path: Path, root: Path) -> bool:
-    """Not a results file (``output-*.jsonl``) nor anything in a tool's own folder."""
-    if path.name.startswith("output-"):
+    """Not a results file (``output-*.jsonl``), the project's config, nor anything in a
+    tool's own folder."""
+    if path.name.startswith("output-") or (path.parent == root and path.name in _CONFIG_FILES):
         return False
     parts = path.relative_to(root).parts
     return not any(part in _NOT_CASES for part in parts)

@@ -39,3 +39,17 @@ def test_a_glob_matching_nothing_names_the_suite_line(tmp_path):
     assert raised.value.message.startswith(
         "/p/agentcli.yml:4: suite 'smoke': 'tests/*.jsonl' matches no case file"
     )
+
+
+def test_the_project_config_is_not_a_case_file(tmp_path):
+    touch(tmp_path / "agentcli.yml")
+    case = touch(tmp_path / "smoke.yml")
+    assert expand_suite(Suite("y", ("*.yml",), "f:1"), tmp_path) == [case]
+
+
+@pytest.mark.parametrize("pattern", ["../*/cases.jsonl", "t/../../x.jsonl", "/etc/*.conf"])
+def test_a_glob_reaching_out_of_the_project_is_refused(tmp_path, pattern):
+    touch(tmp_path / "t" / "cases.jsonl")
+    with pytest.raises(ConfigError) as raised:
+        expand_suite(Suite("out", (pattern,), "/p/agentcli.yml:2"), tmp_path / "t")
+    assert "must be relative to the project root" in raised.value.message
