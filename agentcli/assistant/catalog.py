@@ -157,11 +157,14 @@ async def check_package(
     report.errors += [str(error) for error in broken]
     report.id, report.connector = package.id, package.connector or ""
     report.warnings += [
-        f"unknown field '{name}' (kept, not used)" for name in package.unknown_fields
+        f"unknown field '{name}' (kept, not used)"
+        for name in package.unknown_fields
+        # a warning of the package already names it, with its line and a did-you-mean
+        if not any(f"'{name}'" in warning for warning in package.warnings)
     ]
     report.warnings += package.warnings
     report.warnings += option_warnings(package)
-    for check in (_locales, _prompts, _hooks):
+    for check in (_locales, _prompts, _hooks, _knowledge):
         _collect(report, check, package)
     _collect(report, _connector, package, cwd, env)
     try:
@@ -171,6 +174,18 @@ async def check_package(
         report.errors.append(str(error))
     report.errors = list(dict.fromkeys(report.errors))
     return report
+
+
+def _knowledge(report: PackageReport, package: AssistantPackage) -> None:
+    """Every ``kb`` collection has its folder (a search of a missing one fails each case)."""
+    search = package.search_config
+    for name in search.kb.collections if search is not None else ():
+        folder = package.path / "kb" / str(name)
+        if not folder.is_dir():
+            report.errors.append(
+                f"{package.path / 'package.yao'}: kb collection {name!r} has no folder "
+                f"kb/{name}/ (put its .md, .txt and .json files there)"
+            )
 
 
 def _collect(report: PackageReport, check: Any, *args: Any) -> None:

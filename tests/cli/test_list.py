@@ -244,3 +244,31 @@ def test_check_reports_each_broken_nested_field(tmp_path: Path) -> None:
         f"    error: {file}:2: field 'options.temperature' must be a number, got a string",
         f"    error: {file}:3: field 'options.max_tokens' must be an integer, got a string",
     ]
+
+
+def test_check_finds_a_kb_collection_without_its_folder(tmp_path: Path) -> None:
+    # every case's search would fail on it: an error here, before a run
+    root = write(
+        tmp_path / "assistants",
+        {
+            "hd/package.yao": '{"name": "Hd", "connector": "echo",\n'
+            ' "kb": {"collections": ["faq", "nosuch"]}}',
+            "hd/kb/faq/a.md": "# A\ntext\n",
+        },
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[1] == (
+        f"    error: {root / 'hd' / 'package.yao'}: kb collection 'nosuch' has no folder "
+        "kb/nosuch/ (put its .md, .txt and .json files there)"
+    )
+
+
+def test_check_names_an_unknown_field_once(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {"p/package.yao": '{"name": "P", "connector": "echo",\n "serach": {}}'},
+    )
+    result = invoke("--root", str(root), "--check")
+    warnings = [line for line in result.stdout.splitlines() if "serach" in line]
+    assert len(warnings) == 1, result.stdout
