@@ -23,6 +23,7 @@ Every layer raises these; the CLI turns them into a one-line message and an exit
     │       └── SandboxTimeout         a command killed at its timeout
     ├── HookError                      a Create/Next hook or eval hook raised
     ├── OutputError                    results or a report could not be written once the run began
+    │   └── OutputClosed               stdout's reader went away (| head): a quiet exit 141
     ├── StorageError                   a store on disk (a session file, the memory store) is unusable now
     └── AgentRuntimeError              misuse of the runtime
         ├── AgentBusyError             send(if_busy="reject") while a turn runs
@@ -50,6 +51,7 @@ __all__ = [
     "ModelError",
     "ModelErrorKind",
     "ModelTimeout",
+    "OutputClosed",
     "OutputError",
     "PackageError",
     "ProviderError",
@@ -297,6 +299,13 @@ class OutputError(AgentCliError):
     results written so far are."""
 
     exit_code = 1
+
+
+class OutputClosed(OutputError):
+    """The reader of stdout went away (``agent eval -o - | head``): not a failure to
+    report. The command stops quietly with the shell's status for a closed pipe."""
+
+    exit_code = 141  # 128 + SIGPIPE, as a command the pipe killed would end
 
 
 class StorageError(AgentCliError):

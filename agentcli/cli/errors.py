@@ -10,7 +10,7 @@ from typing import ParamSpec, TypeVar
 
 import typer
 
-from agentcli.errors import AgentCliError
+from agentcli.errors import AgentCliError, OutputClosed
 from agentcli.secrets import redact_text
 
 __all__ = ["debug_enabled", "guarded", "set_debug"]
@@ -46,6 +46,11 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
+        except OutputClosed as error:
+            # The reader of stdout is gone: say nothing, and keep the interpreter's own
+            # flush at exit from failing on the closed pipe too.
+            _silence_stdout()
+            raise typer.Exit(error.exit_code) from None
         except AgentCliError as error:
             if _debug["on"]:
                 raise
@@ -53,3 +58,15 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(error.exit_code) from None
 
     return wrapper
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device (its pipe is closed)."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no real stdout (a test runner's): nothing to flush
+        return

@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from agentcli.errors import ConfigError, OutputError
+from agentcli.errors import ConfigError, OutputClosed, OutputError
 
 # A file a writer replaces, with the check that its first bytes are a report of its format.
 Target = tuple[Path, Callable[[str], bool]]
@@ -71,7 +71,10 @@ def explain(exc: OSError) -> tuple[str, str]:
 
 
 def write_failed(path: Path, exc: OSError, *, saved: str) -> OutputError:
-    """The error for a write that failed after work began; ``saved`` says what is safe."""
+    """The error for a write that failed after work began; ``saved`` says what is safe
+    (stdout closed by its reader: ``OutputClosed``, which ends the command quietly)."""
+    if exc.errno == errno.EPIPE and str(path) == "-":
+        return OutputClosed(f"stdout was closed; {saved}")
     what, todo = explain(exc)
     return OutputError(f"cannot write {path}: {what}; {saved}", hint=todo)
 

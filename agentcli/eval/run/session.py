@@ -29,7 +29,7 @@ from agentcli.assistant.package import (
 )
 from agentcli.assistant.session import AssistantRegistry
 from agentcli.assistant.state import open_state
-from agentcli.errors import ConfigError, HookError, OutputError, PackageError
+from agentcli.errors import ConfigError, HookError, OutputClosed, OutputError, PackageError
 from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
@@ -1123,6 +1123,8 @@ class CaseRun:
 
 def _resumable(error: OutputError, results: Path) -> OutputError:
     """``error`` with a hint that says how to finish the run from what is on disk."""
+    if isinstance(error, OutputClosed):
+        return error  # nothing to finish: the reader wanted no more
     todo = error.hint or "free some space or write elsewhere"
     return OutputError(error.message, hint=f"{todo}; then finish the run with --resume {results}")
 
