@@ -32,9 +32,11 @@ __all__ = [
     "lookup_path",
     "match_partial",
     "match_value",
+    "matcher_holds",
     "normalize_path",
     "output_text",
     "parse_json_text",
+    "regex_pattern",
     "regex_problems",
     "show",
     "tool_name_matches",
@@ -104,7 +106,7 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
     # Plain loops and positional recursion: this runs once per value compared.
     if isinstance(expected, dict):
         if ANY in expected or APPROX in expected:
-            return _matcher_holds(actual, expected)
+            return matcher_holds(actual, expected)
         if isinstance(actual, str):
             actual = _loads_or(actual, actual)
         if not isinstance(actual, dict) or (exact and actual.keys() != expected.keys()):
@@ -118,7 +120,7 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
             # a pattern against a string, a number against a number, a value matcher.
             if kind is str and type(found) is str:
                 if value.startswith("regex:"):
-                    if (_PATTERNS.get(value) or _pattern(value)).search(found) is None:
+                    if (_PATTERNS.get(value) or regex_pattern(value)).search(found) is None:
                         return False
                 elif found != value:
                     return False
@@ -126,14 +128,14 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
                 if found != value:
                     return False
             elif kind is dict and (ANY in value or APPROX in value):
-                if not _matcher_holds(found, value):
+                if not matcher_holds(found, value):
                     return False
             elif not match_value(found, value, exact):
                 return False
         return True
     if isinstance(expected, str):
         if expected.startswith("regex:"):
-            pattern = _PATTERNS.get(expected) or _pattern(expected)
+            pattern = _PATTERNS.get(expected) or regex_pattern(expected)
             return pattern.search(output_text(actual)) is not None
         if isinstance(actual, str):
             return actual == expected
@@ -155,15 +157,18 @@ _PATTERNS: dict[str, Pattern] = {}
 _PATTERNS_KEPT = 4096
 
 
-def _pattern(value: str) -> Pattern:
-    """The compiled pattern of a ``regex:`` value, remembered."""
+def regex_pattern(value: str) -> Pattern:
+    """The compiled pattern of a ``regex:...`` value, remembered."""
+    found = _PATTERNS.get(value)
+    if found is not None:
+        return found
     if len(_PATTERNS) >= _PATTERNS_KEPT:
         _PATTERNS.clear()
     pattern = _PATTERNS[value] = compile_pattern(value[6:])
     return pattern
 
 
-def _matcher_holds(actual: Any, matcher: dict[str, Any]) -> bool:
+def matcher_holds(actual: Any, matcher: dict[str, Any]) -> bool:
     """``{"$any": true}`` holds for any value; ``{"$approx": x, "tol": t}`` for a number
     within ``t`` of ``x`` (booleans are not numbers)."""
     if ANY in matcher:

@@ -30,7 +30,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from agentcli.eval.checks.matching import match_partial, match_value, show, tool_name_matches
+from agentcli.eval.checks.matching import (
+    ANY,
+    APPROX,
+    DEFAULT_TOLERANCE,
+    TOL,
+    match_partial,
+    match_value,
+    matcher_holds,
+    output_text,
+    regex_pattern,
+    show,
+    tool_name_matches,
+)
 from agentcli.eval.results.model import ToolCall
 from agentcli.words import counted as _count
 
@@ -89,6 +101,9 @@ class ExpectedCall:
     # The first argument expected to be a plain literal (see _literal_key): looked up in an
     # index of the calls rather than compared with each
     literal_key: str | None = None
+    # The expected arguments compiled into one test each (see _argument_tests); None when
+    # they are not an object of arguments
+    tests: tuple[_ArgumentTest, ...] | None = None
 
     @classmethod
     def of(cls, item: str | dict[str, Any]) -> ExpectedCall:
@@ -103,6 +118,7 @@ class ExpectedCall:
             item.get("result"),
             "result" in item,
             _literal_key(arguments),
+            _argument_tests(arguments),
         )
 
     def difference(self, call: ToolCall, arguments_mode: ArgumentsMode) -> str:
@@ -117,7 +133,7 @@ class ExpectedCall:
         if (
             self.has_arguments
             and arguments_mode != "ignore"
-            and not match_value(call.arguments, self.arguments, arguments_mode == "exact")
+            and not self.arguments_match(call.arguments, arguments_mode == "exact")
         ):
             return ARGUMENTS_DIFFER
         if self.has_result:
@@ -126,6 +142,38 @@ class ExpectedCall:
             if not match_partial(call.result, self.result):
                 return RESULT_DIFFERS
         return ""
+
+    def arguments_match(self, actual: Any, exact: bool) -> bool:
+        """``match_value(actual, self.arguments, exact)``, through the compiled tests: the
+        common leaves (a literal of the same type, a pattern, a tolerance) are decided here
+        and any other pair by ``match_value`` itself, so the rules are the same."""
+        tests = self.tests
+        if tests is None or type(actual) is not dict:
+            return match_value(actual, self.arguments, exact)
+        if exact and len(actual) != len(tests):  # with every expected key present: same keys
+            return False
+        for key, test, payload in tests:
+            found = actual.get(key, _ABSENT)
+            if test is _LITERAL:
+                if found == payload and type(found) is type(payload):
+                    continue
+                if found is _ABSENT or not match_value(found, payload, exact):
+                    return False
+            elif found is _ABSENT:
+                return False
+            elif test is _REGEX:
+                if payload.search(found if type(found) is str else output_text(found)) is None:
+                    return False
+            elif test is _APPROX:
+                target, tolerance, matcher = payload
+                kind = type(found)
+                if (kind is float or kind is int) and abs(found - target) <= tolerance:
+                    continue
+                if not matcher_holds(found, matcher):
+                    return False
+            elif test is _NESTED and not match_value(found, payload, exact):
+                return False
+        return True
 
     def text(self) -> str:
         """The call as a row shows it: ``name {arguments} -> result``."""
@@ -219,31 +267,36 @@ class _Pairs:
         return found
 
     def matchable(self, j: int) -> list[int]:
-        """The calls (ascending) that may match expected call ``j``: those of its tool, and,
-        when one of its expected arguments is a plain literal, only those whose argument
-        could equal it (found through an index, so a shuffled trajectory pairs in linear time
-        rather than comparing each expected call with every call of its tool)."""
+        """The calls (ascending) that may match expected call ``j``: those of its tool or,
+        when one of its expected arguments is a plain literal, those whose argument could
+        equal it, whatever their tool (``difference`` tells the tools apart). The latter
+        come from an index, so a shuffled trajectory pairs in linear time rather than
+        comparing each expected call with every call of its tool."""
         expected = self.expected[j]
         key = expected.literal_key
         if key is None or self.arguments_mode == "ignore":
             return self.candidates(j)
+        separated = self._separated
+        if separated is None:
+            separated = self._tool_separated()
         name = expected.name
-        if "__" not in name and not self._tool_separated():
-            # Simple names: one index of every call by (its tool, this argument's value).
+        if not separated and "__" not in name:
+            # Simple names: one index of every call by this argument's value.
             index = self._keyed.get(key)
             if index is None:
                 index = self._keyed[key] = _KeyIndex(self.calls, range(len(self.calls)), key)
-            return index.lookup(expected.arguments[key], name)
-        index = self._keyed.get((name, key))
-        if index is None:  # names by the full rules: an index of this name's calls only
-            index = self._keyed[(name, key)] = _KeyIndex(self.calls, self.candidates(j), key, "")
-        return index.lookup(expected.arguments[key], "")
+        else:  # names by the full rules: an index of this name's calls only
+            index = self._keyed.get((name, key))
+            if index is None:
+                index = self._keyed[(name, key)] = _KeyIndex(self.calls, self.candidates(j), key)
+        return index.lookup(expected.arguments[key])
 
     def _tool_separated(self) -> bool:
         """Whether a tool's own name holds "__" (then names need the full rules)."""
-        if self._separated is None:
-            self._separated = any("__" in call.tool for call in self.calls)
-        return self._separated
+        separated = self._separated
+        if separated is None:
+            separated = self._separated = any("__" in call.tool for call in self.calls)
+        return separated
 
     def _calls_named(self, name: str) -> list[int]:
         if self._by_tool is None:
@@ -272,6 +325,36 @@ class _Pairs:
         return self.calls[candidates[0]].tool if candidates else self.expected[j].name
 
 
+# One compiled expected argument: (key, how it is tested, what it is tested against).
+_ArgumentTest = tuple[str, object, Any]
+# How: sentinels compared by identity (the loop asks once per argument compared)
+_LITERAL, _REGEX, _APPROX, _ANY, _NESTED = (object() for _ in range(5))
+_ABSENT = object()  # an argument the call does not have
+
+
+def _argument_tests(arguments: Any) -> tuple[_ArgumentTest, ...] | None:
+    """Each expected argument with the test ``match_value`` would apply to it: a literal
+    (text or a number), a compiled ``regex:`` pattern, an ``$approx`` target with its
+    tolerance, ``$any``, or anything else (nested, compared by ``match_value``)."""
+    if type(arguments) is not dict or ANY in arguments or APPROX in arguments:
+        return None  # not an object of arguments (or a matcher for all of them)
+    tests: list[_ArgumentTest] = []
+    for key, value in arguments.items():
+        kind = type(value)
+        if kind is str and value.startswith("regex:"):
+            tests.append((key, _REGEX, regex_pattern(value)))
+        elif kind is str or kind is int or kind is float:
+            tests.append((key, _LITERAL, value))
+        elif kind is dict and ANY in value:
+            tests.append((key, _ANY, value))
+        elif kind is dict and APPROX in value:
+            target, tolerance = value[APPROX], value.get(TOL, DEFAULT_TOLERANCE)
+            tests.append((key, _APPROX, (target, tolerance, value)))
+        else:
+            tests.append((key, _NESTED, value))
+    return tuple(tests)
+
+
 def _literal_key(arguments: Any) -> str | None:
     """The first expected argument whose value is a plain literal (text that is not a
     pattern, or a number), or None."""
@@ -285,49 +368,70 @@ def _literal_key(arguments: Any) -> str | None:
 
 
 class _KeyIndex:
-    """Calls by their tool and the value of one argument, for looking up the calls a
-    literal expected value could match (``match_value``'s rules: text equals text, or the
-    text form of another value in partial mode; a number equals only a number). Built with
-    a ``tool`` of "" it indexes the given calls under that one name, whatever their tool."""
+    """Calls by the value of one argument, for looking up the calls a literal expected
+    value could match (``match_value``'s rules: text equals text, or the text form of
+    another value in partial mode; a number equals only a number). The text and the number
+    halves are each built on their first lookup (an argument is usually expected as one or
+    the other)."""
 
-    __slots__ = ("by_number", "by_text", "number_loose", "text_loose")
+    __slots__ = ("by_number", "by_text", "calls", "indexes", "key", "number_loose", "text_loose")
 
-    def __init__(
-        self, calls: Sequence[ToolCall], indexes: Iterable[int], key: str, tool: str | None = None
-    ) -> None:
-        self.by_text: dict[tuple[str, str], list[int]] = {}
-        self.by_number: dict[tuple[str, float], list[int]] = {}
+    def __init__(self, calls: Sequence[ToolCall], indexes: Iterable[int], key: str) -> None:
+        self.calls, self.indexes, self.key = calls, indexes, key
+        self.by_text: dict[str, list[int]] | None = None
+        self.by_number: dict[float, list[int]] | None = None
         # calls that may match otherwise: JSON-text arguments (both), other types (text)
-        self.text_loose: dict[str, list[int]] = {}
-        self.number_loose: dict[str, list[int]] = {}
-        for i in indexes:
-            call = calls[i]
-            name = call.tool if tool is None else tool
-            arguments = call.arguments
-            if type(arguments) is not dict:
-                self.text_loose.setdefault(name, []).append(i)
-                self.number_loose.setdefault(name, []).append(i)
-                continue
-            if key not in arguments:
-                continue  # a missing argument matches no expected value
-            value = arguments[key]
-            kind = type(value)
-            if kind is str:
-                self.by_text.setdefault((name, value), []).append(i)
-            else:
-                self.text_loose.setdefault(name, []).append(i)
-                if kind is int or kind is float:
-                    self.by_number.setdefault((name, value), []).append(i)
+        self.text_loose: list[int] = []
+        self.number_loose: list[int] = []
 
-    def lookup(self, value: Any, tool: str) -> list[int]:
-        """The calls (ascending) of ``tool`` whose argument could match the literal ``value``."""
+    def lookup(self, value: Any) -> list[int]:
+        """The calls (ascending) whose argument could match the literal ``value``."""
         if type(value) is str:
-            exact, loose = self.by_text.get((tool, value), _NONE), self.text_loose.get(tool)
+            by_text = self.by_text
+            if by_text is None:
+                by_text = self._index_text()
+            exact, loose = by_text.get(value, _NONE), self.text_loose
         else:
-            exact, loose = self.by_number.get((tool, value), _NONE), self.number_loose.get(tool)
+            by_number = self.by_number
+            if by_number is None:
+                by_number = self._index_numbers()
+            exact, loose = by_number.get(value, _NONE), self.number_loose
         if not loose:
             return exact
         return sorted(set(exact).union(loose))
+
+    def _index_text(self) -> dict[str, list[int]]:
+        by_text: dict[str, list[int]] = {}
+        loose = self.text_loose
+        calls, key = self.calls, self.key
+        for i in self.indexes:
+            arguments = calls[i].arguments
+            if type(arguments) is not dict:
+                loose.append(i)
+            elif key in arguments:  # a missing argument matches no expected value
+                value = arguments[key]
+                if type(value) is str:
+                    by_text.setdefault(value, []).append(i)
+                else:
+                    loose.append(i)
+        self.by_text = by_text
+        return by_text
+
+    def _index_numbers(self) -> dict[float, list[int]]:
+        by_number: dict[float, list[int]] = {}
+        loose = self.number_loose
+        calls, key = self.calls, self.key
+        for i in self.indexes:
+            arguments = calls[i].arguments
+            if type(arguments) is not dict:
+                loose.append(i)
+            elif key in arguments:
+                value = arguments[key]
+                kind = type(value)
+                if kind is int or kind is float:
+                    by_number.setdefault(value, []).append(i)
+        self.by_number = by_number
+        return by_number
 
 
 _NONE: list[int] = []  # no call (never appended to)
@@ -406,8 +510,8 @@ def _augment(pairs: _Pairs, start: int, partner: list[int | None], owner: list[i
 
 def _paired_enough(mode: Mode, partner: list[int | None], owner: list[int | None]) -> bool:
     """Whether a pairing satisfies ``mode`` (one of the unordered modes)."""
-    every_expected = all(i is not None for i in partner)
-    every_call = all(j is not None for j in owner)
+    every_expected = None not in partner
+    every_call = None not in owner
     if mode == "superset":
         return every_expected
     if mode == "subset":

@@ -258,7 +258,7 @@ TOOLS = ["a", "b"]
 # Values that match each other by match_value's rules in some modes and not others (1, 1.0,
 # "1", True, [1]), so the pairing's index of literal arguments is held to the definition too.
 ACTUAL_VALUES = [0, 1, 2, 1.0, "1", "2", True, [1], None]
-EXPECTED_VALUES = [0, 1, 2, 1.0, "1", "regex:^1$", {"$any": True}]
+EXPECTED_VALUES = [0, 1, 2, 1.0, "1", "regex:^1$", {"$any": True}, {"$approx": 1.2, "tol": 0.5}]
 
 
 def actual_call(tool: str, arguments: Any) -> ToolCall:
@@ -321,6 +321,44 @@ def test_every_mode_agrees_with_its_definition(calls, value, mode, arguments_mod
     assert outcome.passed is brute_force(expected, calls, mode, arguments_mode), outcome.message
     if not outcome.passed:
         assert sum(line.startswith("  >") for line in outcome.message.splitlines()) == 1
+
+
+# Leaves of every kind the compiled tests decide themselves or hand to match_value.
+LEAVES = st.sampled_from(
+    [0, 1, 2, 1.0, 1.5, -0.0, float("nan"), "1", "a", "", True, False, None, [1], {"y": 1}]
+)
+EXPECTED_LEAVES = st.one_of(
+    LEAVES,
+    st.sampled_from(
+        [
+            "regex:^1",
+            "regex:a|1",
+            {"$any": True},
+            {"$approx": 1, "tol": 0.5},
+            {"$approx": 1.0},
+            {"y": "regex:1"},
+            [{"$any": True}],
+        ]
+    ),
+)
+KEYS = st.sampled_from(["x", "y", "z"])
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.one_of(
+        st.dictionaries(KEYS, LEAVES, max_size=3),
+        st.dictionaries(KEYS, LEAVES, max_size=3).map(json.dumps),
+        LEAVES,
+    ),
+    st.one_of(st.dictionaries(KEYS, EXPECTED_LEAVES, max_size=3), EXPECTED_LEAVES),
+    st.booleans(),
+)
+def test_compiled_argument_tests_agree_with_match_value(actual, expected, exact):
+    # The pairing matches through each expected call's compiled tests; they must decide
+    # every pair as match_value does (whose rules the docs give).
+    compiled = ExpectedCall.of({"name": "t", "arguments": expected})
+    assert compiled.arguments_match(actual, exact) is match_value(actual, expected, exact)
 
 
 async def test_a_shuffled_trajectory_pairs_through_loosely_typed_arguments():
