@@ -11,6 +11,7 @@ import sys
 import time
 import timeit
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -76,6 +77,32 @@ def cases(calls: list[ToolCall], profile: str) -> list[tuple[str, Assertion]]:
     return found
 
 
+def failing(calls: list[ToolCall]) -> list[tuple[str, Assertion]]:
+    """One failing assertion per mode: the 26th expected call's query differs, so each one
+    also builds its aligned failure message (for reading; the target is for matching)."""
+    found = []
+    for mode in ("exact", "in_order", "any_order", "superset", "subset"):
+        value = expected(calls, "partial", "literal")
+        if mode == "any_order":
+            random.Random(11).shuffle(value)
+        value[25] = {**value[25], "arguments": {"query": "no such item"}}
+        found.append((mode, Assertion("trajectory", value=value, mode=mode)))
+    return found
+
+
+def timed(
+    check: Any, assertion: Assertion, subject: Subject, env: AssertionEnv, args: Any
+) -> float:
+    """µs of CPU time per check of ``assertion``, best of ``args.repeat`` rounds."""
+    rounds = timeit.repeat(
+        lambda: check(assertion, subject, env),
+        timer=time.process_time,  # CPU time: other work on the machine does not count
+        number=args.number,
+        repeat=args.repeat,
+    )
+    return min(rounds) / args.number * 1e6
+
+
 def main() -> None:
     """Time each case and print µs per assertion."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -94,13 +121,7 @@ def main() -> None:
         for label, assertion in cases(calls, profile):
             outcome = check(assertion, subject, env)
             assert getattr(outcome, "passed", False), (label, getattr(outcome, "message", ""))
-            rounds = timeit.repeat(
-                lambda a=assertion: check(a, subject, env),
-                timer=time.process_time,  # CPU time: other work on the machine does not count
-                number=args.number,
-                repeat=args.repeat,
-            )
-            micros = min(rounds) / args.number * 1e6
+            micros = timed(check, assertion, subject, env, args)
             rows.setdefault(label, []).append(micros)
             worst[profile] = max(worst.get(profile, 0.0), micros)
     for label, figures in rows.items():
@@ -108,6 +129,11 @@ def main() -> None:
     for profile in PROFILES:
         verdict = "within" if worst[profile] < TARGET_US else "over"
         print(f"{profile}: slowest {worst[profile]:.1f} µs, {verdict} the {TARGET_US:g} µs target")
+    figures = []
+    for mode, assertion in failing(calls):
+        assert not check(assertion, subject, env).passed, mode
+        figures.append(f"{mode} {timed(check, assertion, subject, env, args):.0f}")
+    print("failing, with the aligned message (µs): " + ", ".join(figures))
 
 
 if __name__ == "__main__":

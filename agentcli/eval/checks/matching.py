@@ -69,9 +69,13 @@ def output_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+# One encoder for every message: json.dumps with options builds a new one per call.
+_SHOW = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def show(value: Any, limit: int = 120) -> str:
     """A short JSON rendering of a value for messages (strings quoted, long values clipped)."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = _SHOW.encode(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
