@@ -38,7 +38,7 @@ SIZE_LIMIT = 1 << 30  # bytes on disk; the least recently used entries go first
 def default_cache_dir() -> Path:
     """``$AGENTCLI_HOME/cache`` (default ``~/.local/share/agentcli/cache``): the user's, kept
     across runs (not in a run's fresh state folder)."""
-    from agentcli.assistant.state import data_home
+    from agentcli.home import data_home
 
     return data_home() / "cache"
 

@@ -16,7 +16,6 @@ left behind.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import tempfile
@@ -27,6 +26,7 @@ from types import FrameType
 from typing import Literal
 
 from agentcli.errors import ConfigError
+from agentcli.home import data_home
 
 __all__ = [
     "FRESH",
@@ -42,12 +42,6 @@ StateKind = Literal["fresh", "persistent", "dir"]
 FRESH, PERSISTENT = "fresh", "persistent"  # the two words of --state that are not folders
 MEMORY_FILE = "memory.sqlite3"
 _FRESH_PREFIX = "agentcli-state-"
-
-
-def data_home() -> Path:
-    """The user's agentcli folder: ``$AGENTCLI_HOME`` or ``~/.local/share/agentcli``."""
-    home = os.environ.get("AGENTCLI_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".local" / "share" / "agentcli"
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 def sessions_dir() -> Path:
     """``$AGENTCLI_HOME/sessions`` (default ``~/.local/share/agentcli/sessions``)."""
-    from agentcli.assistant.state import data_home
+    from agentcli.home import data_home
 
     return data_home() / "sessions"
 

@@ -173,6 +173,17 @@ def test_cost_from_the_connector_price_else_litellms_cost_map_without_importing_
     assert litellm_price("anthropic/gpt-4o") is None  # another provider's bare name
 
 
+def test_a_model_the_cost_map_never_names_is_unpriced_without_parsing_the_map():
+    from agentcli.models import pricing
+
+    pricing.litellm_price.cache_clear()
+    pricing._cost_map.cache_clear()
+    assert litellm_price("openai/echo-local-bench") is None
+    assert pricing._cost_map.cache_info().currsize == 0  # the text search sufficed
+    assert litellm_price("openai/gpt-4o") is not None  # a named one parses the map
+    assert pricing._cost_map.cache_info().currsize == 1
+
+
 def test_chat_request_merges_options():
     settings = ModelSettings(
         temperature=0.1, timeout=3.0, tool_choice="required", extra={"seed": 1}
