@@ -105,9 +105,9 @@ def litellm_price(model: str) -> Price | None:
     return None
 
 
-def _quoted(key: str) -> tuple[str, str]:
-    """``key`` as a JSON string, both ways a writer may spell it (escaped, or as UTF-8)."""
-    return json.dumps(key), json.dumps(key, ensure_ascii=False)
+def _quoted(key: str) -> set[str]:
+    """``key`` as a JSON string, each way a writer may spell it (escaped, or as UTF-8)."""
+    return {json.dumps(key), json.dumps(key, ensure_ascii=False)}
 
 
 @cache
