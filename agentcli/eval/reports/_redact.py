@@ -1,8 +1,11 @@
-"""Secrets out of typed results: a copy of a result, header or summary with every string in
-it redacted, as ``secrets.redact_data`` does for JSON values (dict keys included)."""
+"""Secrets out of typed results: a result, header or summary with every string in it
+redacted, as ``secrets.redact_data`` does for JSON values (dict keys included); only the
+parts holding a secret are copies."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
@@ -13,22 +16,32 @@ __all__ = ["redacted"]
 T = TypeVar("T")
 
 _LEAVES = frozenset({int, float, bool, type(None)})
-_FIELDS: dict[type, tuple[str, ...] | None] = {}  # per type: its dataclass fields, or None
+_Getter = Callable[[Any], tuple[Any, ...]]
+# per type: its dataclass fields and a getter of all of them at once, or None
+_FIELDS: dict[type, tuple[tuple[str, ...], _Getter] | None] = {}
 
 
-def _fields_of(kind: type) -> tuple[str, ...] | None:
-    """The field names of a dataclass type, ``None`` for any other type (looked up once)."""
+def _fields_of(kind: type) -> tuple[tuple[str, ...], _Getter] | None:
+    """The field names of a dataclass type and a getter of their values as a tuple (one C
+    call rather than a getattr each), ``None`` for any other type (looked up once)."""
     try:
         return _FIELDS[kind]
     except KeyError:
-        names = tuple(f.name for f in fields(kind)) if is_dataclass(kind) else None
-        _FIELDS[kind] = names
-        return names
+        found: tuple[tuple[str, ...], _Getter] | None = None
+        if is_dataclass(kind):
+            names = tuple(f.name for f in fields(kind))
+            if len(names) > 1:
+                found = (names, operator.attrgetter(*names))
+            elif names:
+                found = (names, lambda value, name=names[0]: (getattr(value, name),))
+        _FIELDS[kind] = found
+        return found
 
 
 def redacted(value: T) -> T:
     """``value`` with every string redacted: JSON values, and the dataclasses of results
-    (results, traces, tool calls, usage...) field by field, copied."""
+    (results, traces, tool calls, usage...) field by field. Copy on change: the parts that
+    hold no secret (most) are ``value``'s own, so never change what this returns."""
     # The walk rebuilds each value as its own type (dataclasses field by field, JSON values
     # as JSON values), which the recursive walk over Any cannot express.
     copy: T = _redacted(value)
@@ -42,14 +55,36 @@ def _redacted(value: Any) -> Any:
     if kind is str:
         return redact_text(value)
     if kind is dict:
-        return {redact_text(k) if type(k) is str else k: _redacted(v) for k, v in value.items()}
+        changed = False
+        items = []
+        for key, item in value.items():
+            clean_key = redact_text(key) if type(key) is str else key
+            clean = item if type(item) in _LEAVES else _redacted(item)
+            changed = changed or clean_key is not key or clean is not item
+            items.append((clean_key, clean))
+        return dict(items) if changed else value
     if kind is list or kind is tuple:
-        return [_redacted(v) for v in value]
-    names = _fields_of(kind)
-    if names is None:  # subclasses of the JSON types, as redact_data takes them
-        return redact_data(value) if isinstance(value, str | dict | list | tuple) else value
-    copy = object.__new__(kind)
-    for name in names:
-        # object.__setattr__: no __init__ checks, the value is a copy of a valid one
-        object.__setattr__(copy, name, _redacted(getattr(value, name)))
-    return copy
+        cleaned = [item if type(item) in _LEAVES else _redacted(item) for item in value]
+        if all(map(operator.is_, cleaned, value)):
+            return value
+        return cleaned if kind is list else tuple(cleaned)
+    found = _fields_of(kind)
+    if found is None:  # subclasses of the JSON types, as redact_data takes them
+        if isinstance(value, str | dict | list | tuple):
+            return redact_data(value)
+        return value
+    names, getter = found
+    values = getter(value)
+    copy = None
+    for index, item in enumerate(values):
+        if type(item) in _LEAVES:  # most fields are None or numbers
+            continue
+        clean = _redacted(item)
+        if clean is not item:
+            if copy is None:
+                copy = object.__new__(kind)
+                for name, original in zip(names, values, strict=True):
+                    # no __init__ checks: the values are those of a valid instance
+                    object.__setattr__(copy, name, original)
+            object.__setattr__(copy, names[index], clean)
+    return value if copy is None else copy

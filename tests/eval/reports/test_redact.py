@@ -51,3 +51,17 @@ def test_no_secret_reaches_a_jsonl_file(tmp_path: Path) -> None:
     writer.close(RunSummary(total=1, passed=1, agent_id=KEY), [{"id": KEY}])
     text = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
     assert KEY not in text and text.count(REDACTED) >= 6
+
+
+def test_parts_without_a_secret_are_handed_back_not_copied() -> None:
+    # Copy on change keeps redaction cheap per result; the parts it copies are the secret's.
+    plain = CaseResult(id="c", status="passed", output="fine", turns=[Turn(turn=1, input="hi")])
+    assert redacted(plain) is plain
+    mixed = CaseResult(
+        id="c", status="passed", output=f"the key is {KEY}", turns=[Turn(turn=1, input="hi")]
+    )
+    clean = redacted(mixed)
+    assert clean is not mixed and clean.output == f"the key is {REDACTED}"
+    assert mixed.output == f"the key is {KEY}"  # the original is not edited
+    assert clean.turns is mixed.turns  # nothing to redact there
+    assert redacted(("a", KEY)) == ("a", REDACTED)  # a tuple stays a tuple
