@@ -266,7 +266,7 @@ def test_the_gate_tests_repeats_for_significance(project):
         (["--baseline", "nowhere.jsonl"], "--baseline nowhere.jsonl: no such results file"),
         (["--gate", "regressions"], "--gate regressions needs --baseline FILE"),
         (["--alpha", "0.01"], "--alpha 0.01 needs --baseline FILE"),
-        (["--baseline", "cases.jsonl"], "cases.jsonl:2:1: not a results file"),
+        (["--baseline", "cases.jsonl"], "cases.jsonl: this is a case file (cases to run), not a"),
     ],
 )
 def test_a_bad_baseline_exits_2_before_anything_runs(project, args, message):

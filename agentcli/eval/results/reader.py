@@ -98,6 +98,12 @@ def parse_results(path: Path | str, text: str) -> LoadedReport:
         raise CaseFileError(f"{path}: the results file is empty")
     if _looks_like_lines(text):
         return _read_lines(path, text)
+    if _looks_like_cases(text):
+        raise CaseFileError(
+            f"{path}: this is a case file (cases to run), not a results file",
+            hint=f"run it first: agent eval ASSISTANT @{path} -o results.jsonl, then give "
+            "results.jsonl here",
+        )
     return _read_document(path, text)
 
 
@@ -109,6 +115,26 @@ def _looks_like_lines(text: str) -> bool:
     except ValueError:
         return False
     return isinstance(value, dict) and "type" in value
+
+
+# Fields a case has and a result line never has at its top (results carry "type").
+_CASE_FIELDS = frozenset({"input", "assert", "checkpoints", "simulator", "messages", "file"})
+
+
+def _looks_like_cases(text: str) -> bool:
+    """True when the first line that is not blank or a ``//`` comment (case files take
+    comments, results files never do) is a JSON object with a case's fields and no
+    ``type``: a JSONL case file given where results were expected."""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        try:
+            value = loads_json(stripped)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and "type" not in value and bool(_CASE_FIELDS & value.keys())
+    return False
 
 
 def _read_document(path: Path | str, text: str) -> LoadedReport:

@@ -1,0 +1,37 @@
+"""The results reader: a case file given where results are expected is named as one, with
+the command that turns it into results (not a JSON parser's "Extra data")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.errors import AgentCliError
+from agentcli.eval.results.reader import parse_results
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}\n{"id": "b"}\n',
+        '// my cases\n\n{"id": "a", "input": "hi"}\n',
+        '{"id": "d", "checkpoints": [{"id": "c", "assert": {"type": "contains", "value": "x"}}]}\n',
+    ],
+)
+def test_a_case_file_is_named_as_one(text: str) -> None:
+    with pytest.raises(AgentCliError) as caught:
+        parse_results(Path("cases.jsonl"), text)
+    assert (
+        caught.value.message
+        == "cases.jsonl: this is a case file (cases to run), not a results file"
+    )
+    assert (
+        caught.value.hint is not None and "agent eval ASSISTANT @cases.jsonl" in caught.value.hint
+    )
+
+
+def test_other_text_still_says_where_the_json_breaks() -> None:
+    with pytest.raises(AgentCliError) as caught:
+        parse_results(Path("notes.jsonl"), '{"id": "a"}\n{"id": "b"}\n')
+    assert "notes.jsonl:2:1: not a results file: invalid JSON (Extra data)" in str(caught.value)
