@@ -374,35 +374,31 @@ class _KeyIndex:
     halves are each built on their first lookup (an argument is usually expected as one or
     the other)."""
 
-    __slots__ = ("by_number", "by_text", "calls", "indexes", "key", "number_loose", "text_loose")
+    __slots__ = ("calls", "halves", "indexes", "key")
 
     def __init__(self, calls: Sequence[ToolCall], indexes: Iterable[int], key: str) -> None:
         self.calls, self.indexes, self.key = calls, indexes, key
-        self.by_text: dict[str, list[int]] | None = None
-        self.by_number: dict[float, list[int]] | None = None
-        # calls that may match otherwise: JSON-text arguments (both), other types (text)
-        self.text_loose: list[int] = []
-        self.number_loose: list[int] = []
+        # per half (text: True, numbers: False): the calls by value, and the calls that may
+        # match otherwise (JSON-text arguments for both; other types, for text)
+        self.halves: dict[bool, tuple[dict[Any, list[int]], list[int]]] = {}
 
     def lookup(self, value: Any) -> list[int]:
         """The calls (ascending) whose argument could match the literal ``value``."""
-        if type(value) is str:
-            by_text = self.by_text
-            if by_text is None:
-                by_text = self._index_text()
-            exact, loose = by_text.get(value, _NONE), self.text_loose
-        else:
-            by_number = self.by_number
-            if by_number is None:
-                by_number = self._index_numbers()
-            exact, loose = by_number.get(value, _NONE), self.number_loose
+        text = type(value) is str
+        half = self.halves.get(text)
+        if half is None:
+            half = self.halves[text] = self._half(text)
+        by_value, loose = half
+        exact = by_value.get(value, _NONE)
         if not loose:
             return exact
         return sorted(set(exact).union(loose))
 
-    def _index_text(self) -> dict[str, list[int]]:
-        by_text: dict[str, list[int]] = {}
-        loose = self.text_loose
+    def _half(self, text: bool) -> tuple[dict[Any, list[int]], list[int]]:
+        """The calls by this argument's value, text or numbers, and the loose ones."""
+        by_value: dict[Any, list[int]] = {}
+        loose: list[int] = []
+        kinds = _TEXT if text else _NUMBERS
         calls, key = self.calls, self.key
         for i in self.indexes:
             arguments = calls[i].arguments
@@ -410,30 +406,15 @@ class _KeyIndex:
                 loose.append(i)
             elif key in arguments:  # a missing argument matches no expected value
                 value = arguments[key]
-                if type(value) is str:
-                    by_text.setdefault(value, []).append(i)
-                else:
+                if type(value) in kinds:
+                    by_value.setdefault(value, []).append(i)
+                elif text:  # a number (or anything) may equal text by its text form
                     loose.append(i)
-        self.by_text = by_text
-        return by_text
-
-    def _index_numbers(self) -> dict[float, list[int]]:
-        by_number: dict[float, list[int]] = {}
-        loose = self.number_loose
-        calls, key = self.calls, self.key
-        for i in self.indexes:
-            arguments = calls[i].arguments
-            if type(arguments) is not dict:
-                loose.append(i)
-            elif key in arguments:
-                value = arguments[key]
-                kind = type(value)
-                if kind is int or kind is float:
-                    by_number.setdefault(value, []).append(i)
-        self.by_number = by_number
-        return by_number
+        return by_value, loose
 
 
+_TEXT = frozenset((str,))
+_NUMBERS = frozenset((int, float))
 _NONE: list[int] = []  # no call (never appended to)
 
 
