@@ -54,3 +54,38 @@ def test_errors_are_empty_for_a_valid_value_and_complete_for_an_invalid_one(tmp_
     assert schema.conforms({"a": "x", "b": 2}) and schema.errors({"a": "x", "b": 2}) == []
     errors = schema.errors({"a": 1, "b": 0})
     assert sorted(e.validator for e in errors) == ["minimum", "type"]
+
+
+def test_the_compiled_validator_is_kept_as_code_and_imported_by_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path))
+    case_schema = SHIPPED[[p.name for p in SHIPPED].index("case.schema.json")]
+    first = ShippedSchema(case_schema)
+    assert first.conforms({"id": "a", "input": "hi"}) and not first.conforms({"input": 5})
+    [kept] = (tmp_path / "cache" / "schemas").glob("case_schema_root_*.py")
+    again = ShippedSchema(case_schema)
+    assert again.conforms({"id": "a", "input": "hi"}) and not again.conforms({"input": 5})
+    # the second one came from the kept code: its function lives in that file
+    validate = again.conforms.__closure__  # type: ignore[attr-defined]
+    assert any(
+        getattr(cell.cell_contents, "__code__", None) is not None
+        and cell.cell_contents.__code__.co_filename == str(kept)
+        for cell in validate or ()
+    )
+
+
+def test_a_damaged_or_unwritable_cache_costs_only_the_compile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case_schema = SHIPPED[[p.name for p in SHIPPED].index("case.schema.json")]
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path))
+    ShippedSchema(case_schema).conforms({"id": "a"})
+    [kept] = (tmp_path / "cache" / "schemas").glob("case_schema_root_*.py")
+    kept.write_text("this is not python (\n", encoding="utf-8")
+    assert ShippedSchema(case_schema).conforms({"id": "a", "input": "hi"})  # compiled again
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the home folder should be", encoding="utf-8")
+    monkeypatch.setenv("AGENTCLI_HOME", str(blocked))
+    fresh = ShippedSchema(case_schema)
+    assert fresh.conforms({"id": "a"}) and not fresh.conforms({"input": 5})
