@@ -20,11 +20,15 @@ def test_a_json_report_and_json_lines_read_alike(tmp_path):
     assert [r.id for r in lines.results] == [r.id for r in report.results] == ["x"]
 
 
-def test_a_file_that_is_not_results_is_a_case_file_error_naming_the_line(tmp_path):
+def test_a_file_that_is_not_results_is_a_case_file_error_naming_it(tmp_path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "a", "input": "x"}\n{"id": "b", "input": "y"}\n')
-    with pytest.raises(CaseFileError, match=r"cases\.jsonl:2:1: not a results file"):
+    with pytest.raises(CaseFileError, match=r"cases\.jsonl: this is a case file"):
         load_run(cases)
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"id": "a"}\n{"id": "b"}\n')
+    with pytest.raises(CaseFileError, match=r"notes\.jsonl:2:1: not a results file"):
+        load_run(notes)
     with pytest.raises(CaseFileError, match="no such results file"):
         load_run(tmp_path / "missing.jsonl")
 
