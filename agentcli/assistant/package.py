@@ -193,6 +193,7 @@ class _Problems:
     def __init__(self, file: Path, text: str) -> None:
         self.file = file
         self.text = text
+        self._lines: dict[tuple[str, ...], int] | None = None
 
     def fail(self, field_name: str, message: str, hint: str | None = None) -> PackageError:
         """A PackageError for ``field_name``, with its line when the key occurs only once."""
@@ -204,48 +205,71 @@ class _Problems:
         )
 
     def line(self, field_name: str) -> int | None:
-        """The line of the last named key of ``field_name`` when the file has it only once."""
-        keys = [part for part in field_name.split(".") if not part.isdigit()]
-        if not keys:
-            return None
-        pattern = rf'"{re.escape(keys[-1])}"\s*:'
-        occurrences = [m.start() for m in re.finditer(pattern, self.text)]
-        return self.text.count("\n", 0, occurrences[0]) + 1 if len(occurrences) == 1 else None
+        """The line of ``field_name`` (``search.web.provider``, ``mcp.0.server_id``), else of
+        its nearest enclosing field in the file (a missing key: the object that lacks it);
+        None for a problem of the whole file. The text is walked only when an error or a
+        warning needs a line."""
+        if self._lines is None:
+            from agentcli.assistant.data.positions import value_lines
+
+            found = value_lines(self.text)
+            self._lines = {tuple(str(part) for part in path): line for path, line in found.items()}
+        parts = tuple(field_name.split(".")) if field_name else ()
+        while parts:
+            if parts in self._lines:
+                return self._lines[parts]
+            parts = parts[:-1]
+        return None
 
     def first(self, data: dict[str, Any]) -> PackageError | None:
         """The error of the first field (in file order) that breaks the schema, or None."""
-        errors = PACKAGE_SCHEMA.errors(data)
-        if not errors:
+        if PACKAGE_SCHEMA.conforms(data):
             return None
-        order = {key: index for index, key in enumerate(data)}
-        error = min(
-            errors,
-            key=lambda e: (
-                order.get(e.absolute_path[0], -1) if e.absolute_path else -1,
-                len(e.absolute_path),
-            ),
-        )
-        return self.explain(error)
+        found = self.every(data)
+        return found[0][1] if found else None
 
     def every(self, data: dict[str, Any]) -> list[tuple[str, PackageError]]:
         """Each field that breaks the schema (nested ones too: ``options.max_tokens``), in
         file order, with its top-level key (``""`` for a problem of the whole object, such
-        as a missing ``name``)."""
+        as a missing ``name``): by top-level key, then line, a field before its parts."""
         order = {key: index for index, key in enumerate(data)}
-        errors = sorted(
-            PACKAGE_SCHEMA.errors(data),
-            key=lambda e: (
-                order.get(e.absolute_path[0], -1) if e.absolute_path else -1,
-                len(e.absolute_path),
-            ),
-        )
-        found: dict[str, tuple[str, PackageError]] = {}
-        for error in errors:
-            top = str(error.absolute_path[0]) if error.absolute_path else ""
-            field_name = ".".join(str(part) for part in error.absolute_path)
-            # one problem per field is enough (a field may break several keywords)
-            found.setdefault(field_name, (top, self.explain(error)))
-        return list(found.values())
+        found: dict[str, tuple[tuple[int, int, int], str, PackageError]] = {}
+        for error in PACKAGE_SCHEMA.errors(data):
+            path = error.absolute_path
+            top = str(path[0]) if path else ""
+            rank = order.get(path[0], -1) if path else -1
+            if error.validator == "additionalProperties":  # one problem per unknown key
+                named = self.unknown(error)
+            else:
+                named = [(".".join(str(part) for part in path), self.explain(error))]
+            for field_name, problem in named:
+                place = (rank, problem.line or 0, field_name.count(".") + bool(field_name))
+                # one problem per field is enough (a field may break several keywords)
+                if field_name not in found or place < found[field_name][0]:
+                    found[field_name] = (place, top, problem)
+        ranked = sorted(found.values(), key=lambda item: item[0])
+        return [(top, problem) for _place, top, problem in ranked]
+
+    def unknown(self, error: Any) -> list[tuple[str, PackageError]]:
+        """An error for each key of an object that takes only the keys it knows (``search``
+        and its parts): a misspelt setting there would otherwise be silently ignored."""
+        parent = ".".join(str(part) for part in error.absolute_path)
+        known = list(error.schema.get("properties", {}))
+        problems = []
+        for key in error.instance:
+            if key in known:
+                continue
+            field_name = f"{parent}.{key}" if parent else str(key)
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            also = f" (did you mean '{close[0]}'?)" if close else ""
+            problem = PackageError(
+                f"unknown field '{field_name}'{also}",
+                path=str(self.file),
+                line=self.line(field_name),
+                hint=f"the fields of {parent}: {', '.join(known)}",
+            )
+            problems.append((field_name, problem))
+        return problems
 
     def explain(self, error: Any) -> PackageError:
         """The PackageError for one jsonschema error."""
@@ -270,6 +294,8 @@ class _Problems:
             return self.fail(name, f"must be at least {error.validator_value}, got {instance}")
         if kind == "maximum":
             return self.fail(name, f"must be at most {error.validator_value}, got {instance}")
+        if kind == "additionalProperties":
+            return self.unknown(error)[0][1]
         if kind == "enum":
             choices = ", ".join(str(c) for c in error.validator_value if c is not None)
             return self.fail(name, f"must be one of {choices}, got {json.dumps(instance)}")

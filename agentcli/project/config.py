@@ -6,6 +6,7 @@ defaults speak, and a run writes its results beside its case file as it always d
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -90,6 +91,13 @@ class ProjectConfig:
         """Every setting by its key, in the documented order."""
         return [(key, getattr(self, key)) for key in KEYS]
 
+    def cite(self, key: str) -> str:
+        """Where setting ``key`` was given, to begin an error about its value the way the
+        file's own errors begin: ``agentcli.yml:3: judge_connector``, or
+        ``env AGENT_JUDGE_CONNECTOR``."""
+        source = getattr(self, key).source
+        return source if source.startswith("env ") else f"{source}: {key}"
+
     def suite(self, name: str) -> Suite:
         """The suite called ``name``; an unknown name is bad input with a did-you-mean."""
         suites = self.suites.value
@@ -156,6 +164,7 @@ def _file(value: Any, where: str, base: Path) -> Path:
 
 def _whole(minimum: int) -> Parse:
     def parse(value: Any, where: str, base: Path) -> int:
+        # only the environment's text gets here as digits: the file's "4" was refused
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
@@ -199,13 +208,32 @@ def _tags(value: Any, where: str, base: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tags))
 
 
+_NUMBER_TEXT = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def _typed_number(key: str, value: Any, where: str) -> None:
+    """A number of the file must be written as one: YAML and TOML type their values, and
+    the rest of our config (package.yao, case files) refuses ``"4"`` for 4, so a quoted
+    number is refused here too rather than quietly converted. (The environment is text by
+    nature: ``AGENT_PARALLEL=4`` is read as the number it spells.)"""
+    if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value.strip()):
+        number = value.strip()
+        also = f", or a duration such as {number}s" if key == "timeout" else ""
+        raise ConfigError(
+            f"{where}: expected a number, got text {json.dumps(value)}: write {number} "
+            f"without quotes{also}"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Key:
-    """A config key: how its value parses, the variable that overrides it, and its help."""
+    """A config key: how its value parses, the variable that overrides it, its help, and
+    whether the file must give it as a number (not a quoted one)."""
 
     parse: Parse
     env: str | None
     help: str
+    number: bool = False
 
 
 KEYS: dict[str, Key] = {
@@ -213,9 +241,13 @@ KEYS: dict[str, Key] = {
     "connectors": Key(_file, "AGENT_CONNECTORS", "connectors file (connectors.yml)"),
     "assistant": Key(_text, "AGENT_ASSISTANT", "assistant the suites' cases run against"),
     "suites": Key(lambda v, w, b: v, None, "named globs of case files (--suite NAME)"),
-    "parallel": Key(_whole(1), "AGENT_PARALLEL", "cases run at once (--parallel)"),
-    "timeout": Key(_duration, "AGENT_TIMEOUT", "per-case timeout in seconds (--timeout)"),
-    "retries": Key(_whole(0), "AGENT_RETRIES", "re-runs of a case that errored (--retries)"),
+    "parallel": Key(_whole(1), "AGENT_PARALLEL", "cases run at once (--parallel)", number=True),
+    "timeout": Key(
+        _duration, "AGENT_TIMEOUT", "per-case timeout in seconds (--timeout)", number=True
+    ),
+    "retries": Key(
+        _whole(0), "AGENT_RETRIES", "re-runs of a case that errored (--retries)", number=True
+    ),
     "runs_folder": Key(_runs, "AGENT_RUNS_FOLDER", "where results files go in a project"),
     "output": Key(_output, "AGENT_OUTPUT", "runs (the runs folder) or beside-cases"),
     "simulator": Key(_text, "AGENT_SIMULATOR", "default simulator of dynamic cases"),
@@ -255,7 +287,10 @@ def load_project(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
             if key == "suites":
                 values[key] = Setting(_suites(value, raw), where)
             else:  # messages name the key: two keys may share a line ({parallel: x, ...})
-                values[key] = Setting(KEYS[key].parse(value, f"{where}: {key}", root), where)
+                spec = KEYS[key]
+                if spec.number:
+                    _typed_number(key, value, f"{where}: {key}")
+                values[key] = Setting(spec.parse(value, f"{where}: {key}", root), where)
     for key, spec in KEYS.items():  # the environment over the file
         text = env.get(spec.env) if spec.env else None
         if text:

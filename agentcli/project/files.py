@@ -40,16 +40,50 @@ class RawConfig:
 
 def find_config_file(cwd: Path) -> Path | None:
     """The nearest config file from ``cwd`` up: ``agentcli.yml`` wins over a pyproject.toml
-    in the same folder; a pyproject.toml without ``[tool.agentcli]`` is no project."""
+    in the same folder; a pyproject.toml without ``[tool.agentcli]`` is no project. An
+    ``agentcli.yml`` that is no file (a folder, a broken link), or one beside an
+    ``agentcli.yaml``, is a ConfigError: walking past it would silently read another
+    folder's config, or no config at all."""
     start = cwd.absolute()
     for folder in (start, *start.parents):
-        for name in _YAML_NAMES:
-            if (folder / name).is_file():
-                return folder / name
+        found = [folder / name for name in _YAML_NAMES if _is_config(folder / name)]
+        if len(found) > 1:
+            first, second = found
+            raise ConfigError(
+                f"{first} and {second}: two project configs in one folder; which one is "
+                "meant cannot be told",
+                hint=f"keep one: move the settings of {second.name} into {first.name} and "
+                f"delete {second.name}",
+            )
+        if found:
+            return found[0]
         pyproject = folder / _PYPROJECT
         if pyproject.is_file() and _has_tool_table(pyproject):
             return pyproject
     return None
+
+
+def _is_config(path: Path) -> bool:
+    """Whether ``path`` is a project config file; something else by that name is bad input."""
+    if path.is_file():
+        return True
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a folder; the project config must be a YAML file",
+            hint=f"remove or rename the folder, and put the project's settings in a file "
+            f"{path.name} (docs/eval.md#project-config)",
+        )
+    if path.is_symlink():
+        raise ConfigError(
+            f"{path} is a link to {path.readlink()}, which does not exist",
+            hint="point the link at the project config, or delete it",
+        )
+    if path.exists():
+        raise ConfigError(
+            f"{path} is not a regular file; the project config must be a YAML file",
+            hint=f"replace it with a file {path.name}",
+        )
+    return False
 
 
 def _has_tool_table(path: Path) -> bool:

@@ -621,3 +621,52 @@ def test_read_yaml_error_has_position(tmp_path: Path) -> None:
     with pytest.raises(PackageError) as info:
         read_yaml(file)
     assert info.value.path == str(file) and info.value.line == 3
+
+
+# ---------------------------------------------------------------------------- the search section
+
+
+def test_every_unknown_key_of_search_is_reported_in_file_order(tmp_path: Path) -> None:
+    # agent list --check's mode: each problem, in the order of the file, each with its line
+    text = (
+        '{\n  "name": "b",\n  "search": {\n'
+        '    "web": {"provider": "tavily", "max_result": 3},\n'
+        '    "kb": {"treshold": 0.2},\n'
+        '    "citaton": {}\n  }\n}'
+    )
+    folder = make_package(tmp_path / "bot", text)
+    broken: list[PackageError] = []
+    package = load_package(folder, problems_out=broken)
+    file = folder / "package.yao"
+    assert [error.message for error in broken] == [
+        f"{file}:4: unknown field 'search.web.max_result' (did you mean 'max_results'?)",
+        f"{file}:5: unknown field 'search.kb.treshold' (did you mean 'threshold'?)",
+        f"{file}:6: unknown field 'search.citaton' (did you mean 'citation'?)",
+    ]
+    assert package.search_config is None  # the broken section is left out, the rest loads
+
+
+def test_agent_list_check_reports_an_unknown_key_of_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import _register, app
+
+    _register()
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    folder = make_package(
+        tmp_path / "assistants" / "bot",
+        '{"name": "b", "connector": "echo",\n "search": {"web": {"provider": "brave",\n'
+        '  "base_ulr": "http://127.0.0.1:9"}}}',
+    )
+    result = CliRunner().invoke(
+        app, ["list", "--check", "--root", str(tmp_path / "assistants")], catch_exceptions=False
+    )
+    assert result.exit_code == 1, result.output
+    assert (
+        f"    error: {folder / 'package.yao'}:3: unknown field 'search.web.base_ulr' "
+        "(did you mean 'base_url'?)\n"
+        "      hint: the fields of search.web: provider, max_results, base_url, api_key_env, "
+        "timeout, engine\n"
+    ) in result.output

@@ -196,3 +196,62 @@ def test_unknown_suite_suggests_the_closest(tmp_path):
         ConfigError, match=r"--suite smok: no such suite in .* \(did you mean 'smoke'\?\)"
     ):
         project.suite("smok")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'parallel: "4"\n',
+            ':1: parallel: expected a number, got text "4": write 4 without quotes',
+        ),
+        (
+            "\nretries: '2'\n",
+            ':2: retries: expected a number, got text "2": write 2 without quotes',
+        ),
+        (
+            'timeout: "30"\n',
+            ':1: timeout: expected a number, got text "30": write 30 without quotes, or a '
+            "duration such as 30s",
+        ),
+        (
+            'timeout: " 2.5 "\n',
+            ':1: timeout: expected a number, got text " 2.5 ": write 2.5 without quotes, or a '
+            "duration such as 2.5s",
+        ),
+        ('{retries: 1, parallel: "-1"}\n', ':1: parallel: expected a number, got text "-1"'),
+    ],
+)
+def test_a_quoted_number_is_refused_like_the_rest_of_our_config(tmp_path, text, message):
+    config = write(tmp_path / "agentcli.yml", text)
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path, env={})
+    assert raised.value.message.startswith(f"{config}{message}"), raised.value.message
+
+
+def test_a_quoted_number_is_refused_in_pyproject_too(tmp_path):
+    pyproject = write(tmp_path / "pyproject.toml", '[tool.agentcli]\nretries = 1\nparallel = "4"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_project(tmp_path, env={})
+    assert raised.value.message == (
+        f'{pyproject}:3: parallel: expected a number, got text "4": write 4 without quotes'
+    )
+
+
+def test_numbers_durations_and_the_environment_s_text_are_accepted(tmp_path):
+    write(tmp_path / "agentcli.yml", "parallel: 4\ntimeout: 30s\nretries: 0\n")
+    project = load_project(tmp_path, env={})
+    assert (project.parallel.value, project.timeout.value, project.retries.value) == (4, 30.0, 0)
+    write(tmp_path / "agentcli.yml", "timeout: 2.5\n")
+    assert load_project(tmp_path, env={}).timeout.value == 2.5
+    # a variable is text by nature: AGENT_PARALLEL=4 is the number 4
+    env = {"AGENT_PARALLEL": "4", "AGENT_TIMEOUT": "30", "AGENT_RETRIES": "1"}
+    project = load_project(tmp_path, env=env)
+    assert (project.parallel.value, project.timeout.value, project.retries.value) == (4, 30.0, 1)
+
+
+def test_cite_names_where_a_setting_was_given(tmp_path):
+    config = write(tmp_path / "agentcli.yml", "parallel: 2\njudge_connector: fast\n")
+    project = load_project(tmp_path, env={"AGENT_ASSISTANT": "expense"})
+    assert project.cite("judge_connector") == f"{config}:2: judge_connector"
+    assert project.cite("assistant") == "env AGENT_ASSISTANT"

@@ -119,7 +119,8 @@ def parse_search(
     search = dict(values.get("search") or {})
     uses = dict(values.get("uses") or {})
     kb_options = dict(search.get("kb") or {})
-    collections = tuple(kb.get("collections") or ())
+    # Yao also takes the default collections in search.kb; the package's kb comes first
+    collections = tuple(kb.get("collections") or kb_options.get("collections") or ())
     threshold = float(kb_options.get("threshold") or 0.0)
     kb_spec = KbSpec(
         collections=collections,

@@ -56,9 +56,12 @@ def check_references(
     *,
     simulator: str | None = None,
     fallback: str | None = None,
+    judge_connector_source: str | None = None,
 ) -> None:
     """Every judge (with its connector), ``script`` function and simulator connector the
-    cases name; skipped cases are not checked (they will not run)."""
+    cases name; skipped cases are not checked (they will not run). With
+    ``judge_connector_source`` (``agentcli.yml:3: judge_connector``) the registry's judge
+    connector is the project's, and a problem of it is told at that line."""
     judged: set[tuple[str, str | None]] = set()
     scripted: set[str] = set()
     simulated: set[str] = set()
@@ -67,7 +70,9 @@ def check_references(
             continue
         for judge in info.judges:
             if judge not in judged:
-                _check_judge(registry, info, *judge, fallback=fallback)
+                _check_judge(
+                    registry, info, *judge, fallback=fallback, source=judge_connector_source
+                )
                 judged.add(judge)
         for ref in info.scripts:
             if ref not in scripted:
@@ -86,10 +91,29 @@ def _check_judge(
     connector: str | None,
     *,
     fallback: str | None,
+    source: str | None = None,
 ) -> None:
-    """The judge ``agents:<id>`` exists and its connector resolves."""
-    spec = connector or registry.judge_connector
-    _check_helper(registry, info, "judge", use.removeprefix("agents:"), spec, fallback)
+    """The judge ``agents:<id>`` exists and its connector resolves; the project's judge
+    connector (``source`` says where it was given), when the assertion names none, is told
+    at its own line: that is where the fix goes."""
+    ref = use.removeprefix("agents:")
+    project_spec = registry.judge_connector
+    if connector is None and project_spec and source is not None:
+        try:
+            helper = registry.get(ref)
+        except AgentCliError:  # the judge itself is unknown: said at the case below
+            pass
+        else:
+            try:
+                registry.model(project_spec, package=helper.package)
+            except AgentCliError as error:
+                named = "" if repr(project_spec) in error.message else f" {project_spec!r}"
+                raise ConfigError(
+                    f"{source}{named}: {error.message} (the connector of the judge "
+                    f"{ref!r} of {where(info, fallback)})",
+                    hint=error.hint,
+                ) from None
+    _check_helper(registry, info, "judge", ref, connector or project_spec, fallback)
 
 
 def _check_helper(

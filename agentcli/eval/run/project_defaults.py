@@ -7,7 +7,7 @@ from __future__ import annotations
 from agentcli.eval.run.options import EvalOptions
 from agentcli.project.config import ProjectConfig
 
-__all__ = ["with_project"]
+__all__ = ["project_cite", "with_project"]
 
 # option field <- project setting, for the settings that fill an option one to one
 _FILLS = {
@@ -49,3 +49,15 @@ def with_project(
     options.default_excluded = list(project.exclude_tags.value)
     options.project = project
     return options
+
+
+def project_cite(options: EvalOptions, key: str) -> str | None:
+    """Where the project gave the value ``options`` holds for setting ``key``
+    (``agentcli.yml:3: judge_connector``, ``env AGENT_JUDGE_CONNECTOR``), for an error about
+    that value; None when the command line gave it, or no project did."""
+    project = options.project
+    if project is None or getattr(project, key).source == "default":
+        return None
+    if key == "assistant":  # no flag sets it: it is the project's whenever it is set
+        return project.cite(key) if options.default_assistant is not None else None
+    return project.cite(key) if key in options.from_project else None

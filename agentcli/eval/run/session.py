@@ -51,6 +51,7 @@ from agentcli.eval.run.executor import trace_of
 from agentcli.eval.run.options import EvalOptions, given_flags, header_options
 from agentcli.eval.run.outbox import BATCH_DELAY, Outbox
 from agentcli.eval.run.preflight import check_connectors, check_references, where
+from agentcli.eval.run.project_defaults import project_cite
 from agentcli.eval.run.recap import Recap
 from agentcli.eval.run.request import (
     InputSpec,
@@ -100,13 +101,26 @@ def _target(options: EvalOptions, spec: InputSpec) -> AssistantPackage:
     start = spec.path.parent if spec.path is not None else options.cwd
     package_dir = find_package_dir(start)
     if package_dir is None and options.default_assistant:  # the project's assistant
-        return resolve_assistant(options.default_assistant, root=root, cwd=options.cwd)
+        return _project_assistant(options, root)
     if package_dir is None:
         raise ConfigError(
             f"no assistant given and none found from {start}",
             hint="name it: agent eval <assistant> ... (or -n <assistant>)",
         )
     return resolve_assistant(str(package_dir), root=root, cwd=options.cwd)
+
+
+def _project_assistant(options: EvalOptions, root: Path | None) -> AssistantPackage:
+    """The project's ``assistant:``; a name that resolves to no package is an error at the
+    line of agentcli.yml that gives it (a broken package.yao names its own file)."""
+    assert options.default_assistant is not None
+    try:
+        return resolve_assistant(options.default_assistant, root=root, cwd=options.cwd)
+    except PackageError as error:
+        cite = project_cite(options, "assistant")
+        if cite is None or error.path is not None:  # a file of the package is at fault
+            raise
+        raise ConfigError(f"{cite}: {error.detail}", hint=error.hint) from None
 
 
 def project_root_for(path: Path, package: AssistantPackage) -> Path:
@@ -659,6 +673,7 @@ def _plan(
             selected,
             simulator=config.simulator,
             fallback=input_label,
+            judge_connector_source=project_cite(options, "judge_connector"),
         )
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
         for column in config.columns().values():
