@@ -3,7 +3,9 @@
 A cassette is a JSON Lines file: a ``cassette`` line (the format version, the case), then one
 line per interaction in the order they happened — a model call (``model``: the request
 and the streamed parts), a tool call (``tool``: server, tool, arguments and the result or
-error), a listing of a package's tools (``tools``). Every string is redacted before it is
+error), a listing of a package's tools (``tools``), and a tool server's other exchanges:
+a resource listing and read (``resources``, ``resource``), a prompt listing and fetch
+(``prompts``, ``prompt``). Every string is redacted before it is
 written (a key must never be in a cassette), and requests are matched in their redacted
 form, so a replay needs no key.
 
@@ -52,6 +54,7 @@ __all__ = [
     "ModelWrapper",
     "ReplayMiss",
     "active",
+    "call_server",
     "call_tool",
     "case_seed",
     "clock_reading",
@@ -71,7 +74,12 @@ FORMAT_VERSION = 1
 CassetteMode = Literal[
     "record", "record-missing", "replay", "replay-live-tools", "replay-live-model"
 ]
-Kind = Literal["model", "tool", "tools", "clock", "seed"]
+Kind = Literal[
+    "model", "tool", "tools", "resources", "resource", "prompts", "prompt", "clock", "seed"
+]
+KINDS: tuple[Kind, ...] = (
+    "model", "tool", "tools", "resources", "resource", "prompts", "prompt", "clock", "seed"
+)  # fmt: skip
 
 _ACTIVE: ContextVar[Cassette | None] = ContextVar("agentcli_cassette", default=None)
 
@@ -213,7 +221,7 @@ def read_interactions(path: Path) -> list[Interaction]:
                     hint="record it again with --record",
                 )
             continue
-        if kind not in ("model", "tool", "tools", "clock", "seed") or "request" not in data:
+        if kind not in KINDS or "request" not in data:
             raise ConfigError(f"{shown}:{number}: not a cassette entry (type {kind!r})")
         items.append(Interaction(kind, data["request"], data.get("reply")))
     return items
@@ -397,6 +405,36 @@ async def call_tool(
     else:
         reply = {"result": result}
     cassette.add("tool", request, recorded(reply))
+    return result
+
+
+async def call_server(
+    kind: Kind, request: Any, what: str, call: Callable[[], Awaitable[Any]]
+) -> Any:
+    """``await call()`` through the active cassette, for a tool server's exchanges other
+    than a tool call (a resource listing or read, a prompt listing or fetch, all from
+    ``ctx.mcp`` or a selection's ``resources``): the recorded value when replaying (a
+    recorded failure raised again as the ``ToolError`` a hook expects), the live one
+    (recorded) otherwise. ``what`` names the exchange in a replay miss."""
+    cassette = active()
+    if cassette is None:
+        return await call()
+    request = recorded(request)
+    found = cassette.recording_for(kind, request, what)
+    if found is not None:
+        reply = found.reply if isinstance(found.reply, dict) else {}
+        if "error" in reply:
+            raise ToolError(str(reply["error"]))
+        return reply.get("result")
+    if not cassette.records:
+        return await call()
+    try:
+        result = await call()
+    except Exception as error:
+        failure = {"error": str(error) or type(error).__name__, "error_type": type(error).__name__}
+        cassette.add(kind, request, recorded(failure))
+        raise
+    cassette.add(kind, request, recorded({"result": result}))
     return result
 
 

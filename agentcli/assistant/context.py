@@ -33,6 +33,7 @@ from agentcli.pascal import PascalAliases
 
 if TYPE_CHECKING:
     from agentcli.assistant.conversation import Conversation
+    from agentcli.assistant.request import ToolCall
     from agentcli.assistant.sandbox import Sandbox, SandboxSpec
     from agentcli.assistant.sandbox.handle import SandboxHandle
     from agentcli.assistant.search.handle import SearchHandle
@@ -122,6 +123,9 @@ class Context(PascalAliases):
         self._owns_sandbox = False
         # Every hit found in this request gets its own citation number (1, 2, ...).
         self.citation_ids = itertools.count(1)
+        # The ctx.mcp calls of this request a case's stub answered, in order: the reply
+        # lists them with the model's calls (the tool box adds them).
+        self.stubbed_calls: list[ToolCall] = []
 
     # The call helpers are made on access, not kept: kept, each would point back at this
     # ctx, and every request's objects would form cycles only the collector frees.

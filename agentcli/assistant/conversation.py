@@ -225,8 +225,9 @@ class Conversation:
             resources = await toolbox.context_resources(servers, ctx=ctx)
             self._prompts = [*self._prompts, *resource_messages(resources, ctx)]
         agent = self._agent(model, tools, create, ctx)
+        before = len(ctx.stubbed_calls)  # the hooks' stubbed ctx.mcp calls before the turn's
         turn = await agent.prompt(as_messages(new_messages))
-        return await self._finish(ctx, turn, spec)
+        return await self._finish(ctx, turn, spec, before)
 
     def _render_prompts(self, ctx: Context, create: CreateResult | None) -> list[dict[str, Any]]:
         from agentcli.assistant.locales import localize_package, normalize_locale
@@ -305,7 +306,9 @@ class Conversation:
         agent.services = ctx
         return agent
 
-    async def _finish(self, ctx: Context, turn: TurnResult, connector: str) -> Reply:
+    async def _finish(
+        self, ctx: Context, turn: TurnResult, connector: str, before: int = 0
+    ) -> Reply:
         activities = self._activities(turn)
         next_data = None
         hooks = self.assistant.hooks
@@ -337,7 +340,9 @@ class Conversation:
             output=turn.text if next_data is None else next_data,
             text=turn.text,
             status=turn.reason,
-            tool_calls=activities,
+            # in the order they were made: a hook's stubbed ctx.mcp calls before the turn
+            # (Create), the model's, then those made during it (its tools') and after (Next)
+            tool_calls=[*ctx.stubbed_calls[:before], *activities, *ctx.stubbed_calls[before:]],
             usage=turn.usage,
             next=next_data,
             error=turn.error,
@@ -399,6 +404,7 @@ class Conversation:
         self.agent = None  # rebuilt from the storage by the next turn
         ctx.trace.mark_complete()
         reply.trace = ctx.trace.to_list() + reply.trace
+        reply.tool_calls = [*ctx.stubbed_calls, *reply.tool_calls]
         reply.sent = [m.to_dict() for m in ctx.output] + reply.sent
         return reply
 

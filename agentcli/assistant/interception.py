@@ -9,7 +9,10 @@ is neither recorded nor replayed, and ``live`` is the call as it would run witho
 (through the cassette, if one is active).
 
 A call it answers for the model comes back as a ``ToolResult`` whose ``details`` mark it
-(``STUBBED``, ``FAULT``): the reply's ``ToolCall`` carries the mark into the trace.
+(``STUBBED``, ``FAULT``): the reply's ``ToolCall`` carries the mark into the trace. A
+``ctx.mcp`` call's answer is the plain value (or a raised ``ToolError``), so the interceptor
+marks the call itself instead (``InterceptedCall.marks``): the tool box then lists a stubbed
+one among the reply's tool calls, where trajectory and ``tool_called`` assertions see it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = ["FAULT", "STUBBED", "InterceptedCall", "ToolInterceptor", "active", "use"]
@@ -33,13 +36,16 @@ _ACTIVE: ContextVar[ToolInterceptor | None] = ContextVar("agentcli_interceptor",
 class InterceptedCall:
     """One tool call as the interceptor sees it: the server, the bare tool name, the
     arguments, whether a failure raises (``ctx.mcp``) or is an error result (the model's
-    call), and the server's timeout (what a timeout says)."""
+    call), and the server's timeout (what a timeout says). ``marks`` is what the
+    interceptor did to a ``raising`` call (``{STUBBED: True}``, ``{FAULT: "malformed"}``),
+    whose answer carries no details of its own."""
 
     server: str
     tool: str
     arguments: dict[str, Any]
     raising: bool
     timeout: float | None = None
+    marks: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolInterceptor(Protocol):

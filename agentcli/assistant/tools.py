@@ -20,13 +20,15 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agentcli.assistant.cassette import Cassette
+from agentcli.assistant.cassette import Kind as CassetteKind
 from agentcli.assistant.cassette import active as active_cassette
+from agentcli.assistant.cassette import call_server as cassette_server_call
 from agentcli.assistant.cassette import call_tool as cassette_call
 from agentcli.assistant.cassette import recorded as cassette_record
-from agentcli.assistant.interception import InterceptedCall, ToolInterceptor
+from agentcli.assistant.interception import FAULT, STUBBED, InterceptedCall, ToolInterceptor
 from agentcli.assistant.interception import active as active_interceptor
 from agentcli.assistant.mcp_client import McpConnection
 from agentcli.assistant.mcp_process import (
@@ -43,6 +45,7 @@ from agentcli.assistant.mcps import (
     load_tool_servers,
 )
 from agentcli.assistant.package import McpServerRef
+from agentcli.assistant.request import ToolCall as ReplyToolCall
 from agentcli.assistant.sandbox.tools import SANDBOX_SERVER, sandbox_tool, sandbox_tools
 from agentcli.errors import AgentCliError, PackageError, ToolError
 from agentcli.pysource import load_source_module
@@ -73,6 +76,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+_T = TypeVar("_T")
 
 
 def tool_name(server_id: str, tool: str) -> str:
@@ -398,9 +402,15 @@ class ToolBox:
         if interceptor is not None:
             spec = self.specs.get(server)
             call = InterceptedCall(server, name, arguments, True, spec.timeout if spec else None)
-            return await interceptor.call(
-                call, lambda: self._recorded_call(server, name, arguments, ctx)
-            )
+            try:
+                result = await interceptor.call(
+                    call, lambda: self._recorded_call(server, name, arguments, ctx)
+                )
+            except ToolError as error:
+                _note_stubbed(ctx, call, None, str(error))
+                raise
+            _note_stubbed(ctx, call, result, None)
+            return result
         return await self._recorded_call(server, name, arguments, ctx)
 
     async def _recorded_call(
@@ -472,7 +482,15 @@ class ToolBox:
         return any(ref.resources for ref in self._selected(servers))
 
     async def list_resources(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
-        """The resources of ``server``: ``[{uri, name, description, mime_type}]``."""
+        """The resources of ``server``: ``[{uri, name, description, mime_type}]``. Under a
+        cassette, recorded or replayed (as are reads, prompt listings and fetches): a
+        replay reads no server."""
+        return await self._taped(
+            "resources", {"server": server}, f"the resource listing of {server}",
+            lambda: self._list_resources(server),
+        )  # fmt: skip
+
+    async def _list_resources(self, server: str) -> list[dict[str, Any]]:
         spec = self._spec(server)
         if spec.transport == "process":
             return [process_resource(spec, name) for name in spec.resources]
@@ -482,6 +500,12 @@ class ToolBox:
         self, server: str, uri: str, *, ctx: Any = None
     ) -> list[dict[str, Any]]:
         """The contents of resource ``uri`` of ``server``: ``[{uri, mime_type, text | blob}]``."""
+        return await self._taped(
+            "resource", {"server": server, "uri": uri}, f"the read of {uri} from {server}",
+            lambda: self._read_resource(server, uri, ctx),
+        )  # fmt: skip
+
+    async def _read_resource(self, server: str, uri: str, ctx: Any) -> list[dict[str, Any]]:
         spec = self._spec(server)
         if spec.transport != "process":
             return await self._connection(spec).read_resource(uri)
@@ -495,6 +519,12 @@ class ToolBox:
 
     async def list_prompts(self, server: str, *, ctx: Any = None) -> list[dict[str, Any]]:
         """The prompts of ``server``: ``[{name, description, arguments}]``."""
+        return await self._taped(
+            "prompts", {"server": server}, f"the prompt listing of {server}",
+            lambda: self._list_prompts(server),
+        )  # fmt: skip
+
+    async def _list_prompts(self, server: str) -> list[dict[str, Any]]:
         spec = self._spec(server)
         if spec.transport == "process":
             return [process_prompt(spec, name) for name in spec.prompts]
@@ -504,8 +534,16 @@ class ToolBox:
         self, server: str, name: str, arguments: dict[str, Any] | None = None, *, ctx: Any = None
     ) -> dict[str, Any]:
         """Prompt ``name`` of ``server`` filled with ``arguments``: ``{description, messages}``."""
-        spec = self._spec(server)
         values = {str(k): str(v) for k, v in (arguments or {}).items()}
+        return await self._taped(
+            "prompt", {"server": server, "prompt": name, "arguments": values},
+            f"the prompt {server}/{name}", lambda: self._get_prompt(server, name, values, ctx),
+        )  # fmt: skip
+
+    async def _get_prompt(
+        self, server: str, name: str, values: dict[str, str], ctx: Any
+    ) -> dict[str, Any]:
+        spec = self._spec(server)
         if spec.transport != "process":
             return await self._connection(spec).get_prompt(name, values)
         if name not in spec.prompts:
@@ -513,6 +551,16 @@ class ToolBox:
         function = await in_own_thread(self._resolve_process, spec, spec.prompts[name])
         value = await self._run_process(spec, name, function, values, ctx)
         return prompt_messages(process_prompt(spec, name), value)
+
+    async def _taped(
+        self, kind: CassetteKind, request: dict[str, Any], what: str,
+        live: Callable[[], Awaitable[_T]],
+    ) -> _T:  # fmt: skip
+        """``live()`` through the active cassette when the box was opened for cassettes (a
+        replayed value is the JSON the live one was recorded as)."""
+        if self.cassettes and active_cassette() is not None:
+            return cast("_T", await cassette_server_call(kind, request, what, live))
+        return await live()
 
     async def context_resources(
         self, servers: list[Any] | None = None, *, ctx: Any = None
@@ -805,6 +853,26 @@ def _replayed_tool(item: dict[str, Any], live: Callable[..., Awaitable[Any]]) ->
         label=str(item.get("label") or bare),
         server=server,
         bare_name=bare,
+    )
+
+
+def _note_stubbed(ctx: Any, call: InterceptedCall, result: Any, error: str | None) -> None:
+    """List a ``ctx.mcp`` call a stub answered among the reply's tool calls (the request's
+    ``ctx.stubbed_calls``), marked as the model's stubbed calls are; a call the stub did
+    not answer (it ran, or failed by a fault or ``unmatched: error``) is not listed."""
+    calls = getattr(ctx, "stubbed_calls", None)
+    if not call.marks.get(STUBBED) or not isinstance(calls, list):
+        return
+    calls.append(
+        ReplyToolCall(
+            server=call.server,
+            tool=call.tool,
+            arguments=call.arguments,
+            result=None if error is not None else result,
+            error=error,
+            stubbed=True,
+            fault=call.marks.get(FAULT),
+        )
     )
 
 

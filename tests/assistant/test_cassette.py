@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcli.assistant.cassette import (
     Cassette,
+    call_server,
     decode_parts,
     encode_parts,
     first_difference,
     read_interactions,
+    use,
 )
-from agentcli.errors import ConfigError
+from agentcli.errors import ConfigError, ToolError
 from agentcli.models.base import (
     ModelResponse,
     ResponseDone,
@@ -101,3 +105,52 @@ def test_a_long_text_is_shown_around_where_it_first_differs():
     words = first_difference({"content": recorded}, {"content": asked})
     assert words.startswith("content differs: ...'")
     assert "15:55:12" in words and "15:56:40" in words
+
+
+READ = {"server": "library", "uri": "library://books/2"}
+
+
+def exchange(cassette: Cassette, live: Any) -> Any:
+    """A resource read through ``cassette`` (``live`` the server's answer)."""
+
+    async def read() -> Any:
+        if isinstance(live, Exception):
+            raise live
+        return live
+
+    async def run() -> Any:
+        with use(cassette):
+            return await call_server("resource", READ, "the read of library://books/2", read)
+
+    return asyncio.run(run())
+
+
+def test_a_resource_read_is_recorded_and_replayed_in_each_mode(tmp_path: Path):
+    path = tmp_path / "c.jsonl"
+    recording = Cassette.open(path, "record", "c", None)
+    assert exchange(recording, [{"text": "Emma"}]) == [{"text": "Emma"}]
+    with pytest.raises(ToolError, match="no such book"):
+        exchange(recording, ToolError("no such book"))
+    recording.save()
+    assert [item.kind for item in read_interactions(path)] == ["resource", "resource"]
+    for mode in ("replay", "replay-live-model"):  # the tool servers' side replayed
+        replay = Cassette.open(path, mode, "c", None)
+        assert exchange(replay, RuntimeError("the server must not be asked")) == [{"text": "Emma"}]
+        with pytest.raises(ToolError, match=r"^no such book$"):
+            exchange(replay, RuntimeError("the server must not be asked"))
+    live_tools = Cassette.open(path, "replay-live-tools", "c", None)  # the server asked
+    assert exchange(live_tools, [{"text": "live"}]) == [{"text": "live"}]
+
+
+def test_a_resource_read_missing_from_the_cassette_names_the_difference(tmp_path: Path):
+    cassette = Cassette(tmp_path / "c.jsonl", "replay", "c")
+    cassette.add("resource", {"server": "library", "uri": "library://books/1"}, {"result": []})
+    with pytest.raises(ToolError) as caught:
+        exchange(cassette, [])
+    assert str(caught.value) == (
+        f"the read of library://books/2 is not in {tmp_path / 'c.jsonl'}:"
+        " uri differs: 'library://books/1' vs 'library://books/2'"
+    )
+    grown = Cassette(tmp_path / "g.jsonl", "record-missing", "c")  # recorded, not a miss
+    assert exchange(grown, [{"text": "Emma"}]) == [{"text": "Emma"}]
+    assert [(i.kind, i.request) for i in grown.interactions] == [("resource", READ)]

@@ -125,6 +125,7 @@ class ToolWorld:
         """The stub's answer, after its delay."""
         if stub.delay:
             await asyncio.sleep(stub.delay)
+        call.marks[STUBBED] = True  # a ctx.mcp call's answer is plain: the call is marked
         if stub.error is not None:
             return _failure(call, stub.error, {STUBBED: True})
         if call.raising:
@@ -157,5 +158,6 @@ def _malformed(call: InterceptedCall, outcome: Any) -> Any:
         outcome.details[FAULT] = "malformed"
         return outcome
     if call.raising:
+        call.marks[FAULT] = "malformed"
         return garbled(outcome)
     return ToolResult("", call.tool, garbled(outcome), details={FAULT: "malformed"})

@@ -431,3 +431,137 @@ def test_a_cassette_folder_without_record_or_replay_is_exit_2(project):
     cases = write_cases(project, "idle", CASES[:1])
     ran = evaluate("wstdio", cases, "--cassettes", "tapes", output="idle/out.jsonl")
     assert ran.exit_code == 2 and "--cassettes tapes needs --record or --replay" in ran.output
+
+
+# -- MCP resources and prompts ----------------------------------------------------------
+
+LIBRARY = ROOT / "fixtures" / "library_server.py"
+LIBRARY_KEY = "sk-library-planted-0123456789abcdef"
+# The case's input names the book and the style ("2 long"): a changed case asks otherwise
+# (a hook's module is loaded once a process, so the tests change the input, not the hook).
+LIBRARY_HOOK = """
+def Create(ctx, messages):
+    book_id, style = messages[-1]["content"].split()
+    listed = [r["uri"] for r in ctx.mcp.list_resources("library")]
+    book = ctx.mcp.read_resource("library", "library://books/" + book_id)[0]["text"]
+    prompts = [p["name"] for p in ctx.mcp.list_prompts("library")]
+    filled = ctx.mcp.get_prompt("library", "summarize", {"title": book, "style": style})
+    print("hook saw", listed, book, prompts, filled["messages"][0]["content"])
+    # a key in a request and in a reply (the server echoes the uri): both redacted
+    keyed = ctx.mcp.read_resource("library", "library://books/KEY")[0]
+    print("keyed", keyed["uri"], keyed["text"])
+    return None
+""".replace("KEY", LIBRARY_KEY)
+# The model says what it was given: the selection's resource reaches its context.
+ECHO_MODEL = """
+def reply(messages, tools, settings):
+    return " | ".join(str(m["content"]) for m in messages if m["role"] == "system")
+"""
+
+
+@pytest.fixture
+def library(tmp_path, monkeypatch) -> Path:
+    """A package whose `library` server is a real stdio MCP process (a copy of the fixture
+    server in the package), read by a Create hook and by its selection's `resources`."""
+    package = tmp_path / "assistants" / "lib"
+    (package / "mcps").mkdir(parents=True)
+    (package / "src").mkdir()
+    shutil.copy(LIBRARY, package / "mcps" / "library.py")
+    (package / "mcps/library.mcp.yao").write_text(
+        json.dumps({"transport": "stdio", "command": "python", "args": ["mcps/library.py"],
+                    "timeout": 30})
+    )  # fmt: skip
+    selection = [{"server_id": "library", "tools": ["count"], "resources": ["library://hours"]}]
+    (package / "package.yao").write_text(
+        json.dumps({"name": "lib", "connector": "python:echo:reply", "mcp": {"servers": selection}})
+    )
+    (package / "src/index.py").write_text(LIBRARY_HOOK)
+    (package / "src/echo.py").write_text(ECHO_MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    return tmp_path
+
+
+def said(path: Path) -> list[list[str]]:
+    """What each case's hooks printed."""
+    return [[line["text"].strip() for line in r.logs or []] for r in read_results(path).results]
+
+
+def test_resource_reads_and_prompt_fetches_replay_with_the_server_gone(library):
+    cases = write_cases(library, "lib", [{"id": "read", "input": "2 long"}])
+    recorded = evaluate("lib", cases, "--record", output="lib/rec.jsonl")
+    assert recorded.exit_code == 0, recorded.output
+    tape = [json.loads(line) for line in (library / "lib/cassettes/read.jsonl").open()]
+    assert [line["type"] for line in tape if line["type"] in ("resources", "resource",
+            "prompts", "prompt")] == ["resources", "resource", "prompts", "prompt", "resource",
+                                      "resources", "resource"]  # fmt: skip
+    (prompt,) = [line for line in tape if line["type"] == "prompt"]
+    assert prompt["request"] == {"server": "library", "prompt": "summarize",
+                                 "arguments": {"title": "Emma", "style": "long"}}  # fmt: skip
+    assert prompt["reply"]["result"]["messages"] == [
+        {"role": "user", "content": "Summarize Emma in a long way."}
+    ]
+    # Not even the server's script is left: a live run cannot read anything.
+    (library / "assistants/lib/mcps/library.py").unlink()
+    live = evaluate("lib", cases, output="lib/live.jsonl")
+    assert read_results(library / "lib/live.jsonl").results[0].status == "error", live.output
+    replayed = evaluate("lib", cases, "--replay", output="lib/rep.jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    assert comparable(library / "lib/rep.jsonl") == comparable(library / "lib/rec.jsonl")
+    assert said(library / "lib/rep.jsonl") == said(library / "lib/rec.jsonl")
+    (hook, keyed) = said(library / "lib/rep.jsonl")[0]
+    assert hook == (
+        "hook saw ['library://catalog', 'library://hours'] Emma ['summarize']"
+        " Summarize Emma in a long way."
+    )
+    assert keyed == "keyed library://books/[redacted] unknown"
+    (result,) = read_results(library / "lib/rep.jsonl").results
+    assert "Mon-Fri 9:00-17:00" in str(result.output)  # the selection's resource, replayed
+
+
+def test_no_key_reaches_a_cassette_through_a_resource_or_prompt(library):
+    cases = write_cases(library, "lib", [{"id": "read", "input": "2 long"}])
+    assert evaluate("lib", cases, "--record", output="lib/rec.jsonl").exit_code == 0
+    text = (library / "lib/cassettes/read.jsonl").read_text()
+    assert LIBRARY_KEY not in text
+    assert '"uri": "library://books/[redacted]"' in text
+
+
+def test_a_changed_resource_read_or_prompt_is_a_replay_miss_naming_the_difference(library):
+    cases = write_cases(library, "lib", [{"id": "read", "input": "2 long"}])
+    assert evaluate("lib", cases, "--record", output="lib/rec.jsonl").exit_code == 0
+    (library / "assistants/lib/mcps/library.py").unlink()
+    for given, message in (
+        (
+            "1 long",
+            "the read of library://books/1 from library is not in lib/cassettes/read.jsonl:"
+            " uri differs: 'library://books/2' vs 'library://books/1'",
+        ),
+        (
+            "2 short",
+            "the prompt library/summarize is not in lib/cassettes/read.jsonl:"
+            " arguments.style differs: 'long' vs 'short'",
+        ),
+    ):
+        changed = write_cases(library, "lib", [{"id": "read", "input": given}])
+        replayed = evaluate("lib", changed, "--replay", output="lib/rep.jsonl")
+        assert replayed.exit_code == 1, replayed.output
+        (result,) = read_results(library / "lib/rep.jsonl").results
+        assert result.status == "error" and message in (result.error or ""), result.error
+
+
+def test_a_resource_read_that_failed_replays_as_it_failed(library):
+    (library / "assistants/lib/src/index.py").write_text(
+        "def Create(ctx, messages):\n"
+        "    try:\n"
+        "        ctx.mcp.get_prompt('library', 'nope')\n"
+        "    except Exception as error:\n"
+        "        print('failed:', type(error).__name__, error)\n"
+    )
+    cases = write_cases(library, "lib", [{"id": "fail", "input": "2 long"}])
+    assert evaluate("lib", cases, "--record", output="lib/rec.jsonl").exit_code == 0
+    (library / "assistants/lib/mcps/library.py").unlink()
+    assert evaluate("lib", cases, "--replay", output="lib/rep.jsonl").exit_code == 0
+    recorded, replayed = said(library / "lib/rec.jsonl"), said(library / "lib/rep.jsonl")
+    assert replayed == recorded and recorded[0][0].startswith("failed: ToolError"), recorded
