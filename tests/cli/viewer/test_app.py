@@ -228,8 +228,9 @@ def test_an_assertion_without_a_recorded_actual_says_so_as_the_reports_do(client
         output="Rain in Lyon",
         assertions=[
             AssertionResult("contains", False, "expected 'sunny'", expected="sunny"),
-            AssertionResult("tool_called", False, "get_forecast was not called",
-                            expected="get_forecast"),  # fmt: skip
+            AssertionResult(
+                "tool_called", False, "get_forecast was not called", expected="get_forecast"
+            ),
             AssertionResult("is_json", True, "output is JSON"),
             AssertionResult("json_path", False, "wrong city", expected="Lyon", path="$.city"),
             AssertionResult("equals", False, "not equal", expected="", actual=""),
