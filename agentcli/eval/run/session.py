@@ -798,6 +798,9 @@ def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> No
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
+            # Known now: a run killed before its summary is still named by its file.
+            "agent_id": config.assistant.package.id,
+            "connector": plan.connector,
             "options": header_options(options),
         },
     )
