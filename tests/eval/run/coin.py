@@ -15,14 +15,14 @@ import sys
 import time
 from pathlib import Path
 
-HOOK = '''
+HOOK = """
 def Create(ctx, messages, options):
     last = dict(messages[-1])
     last["content"] = f"{last['content']} @{ctx.chat_id}"
     return {"messages": [*messages[:-1], last]}
-'''
+"""
 
-MODEL = '''
+MODEL = """
 import os, random, re, time
 
 
@@ -34,7 +34,7 @@ def reply(messages, tools, settings):
     rate = int(re.search(r"pass (\\d+)%", text).group(1))
     draw = random.Random(f"{settings.get('seed')}:{text}").random()
     return "pass" if draw * 100 < rate else "fail"
-'''
+"""
 
 
 def coin_project(root: Path, cases: list[tuple[str, int]]) -> Path:
