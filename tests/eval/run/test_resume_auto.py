@@ -72,3 +72,31 @@ def test_an_interrupted_runs_auto_run_resumes_to_what_it_would_have_been(tmp_pat
     assert summary["adaptive"]["runs_used"] == 31
     mostly = next(item for item in after.stability_results if item["id"] == "mostly")
     assert (mostly["runs"], mostly["passed"]) == (10, 7) and mostly["pass_hat_k"]["10"] == 0
+
+
+def test_cases_cut_off_side_by_side_under_parallel_resume_to_the_same_figures(tmp_path):
+    """Under ``--parallel`` an interrupt leaves several cases part-way, each with the runs it
+    finished; every one goes on from its own, and the figures match the whole run's."""
+    root = coin_project(tmp_path, CASES)
+    run = (*RUN[:-1], "3")  # --parallel 3
+    whole = agent(root, *run, "-o", "whole.jsonl")
+    assert whole.returncode in (0, 1), whole.stderr
+    (root / "calls.log").unlink()
+    process = start_agent(root, *run, "-o", "part.jsonl", delay=0.5)
+    wait_for_calls(root, 8)  # about three runs into each of the first three cases
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGINT, stderr
+    kept = runs_of(root / "part.jsonl")
+    cut = {r[0] for r in kept}
+    assert len(cut) >= 2 and len(kept) < 31, kept  # more than one case part-way
+    (root / "calls.log").unlink()
+
+    resumed = agent(root, *run, "--resume", "part.jsonl")
+    assert resumed.returncode == whole.returncode, resumed.stdout[-2000:] + resumed.stderr
+    assert len(calls(root)) == 31 - len(kept)
+    assert sorted(runs_of(root / "part.jsonl")) == sorted(runs_of(root / "whole.jsonl"))
+    after, before = read_results(root / "part.jsonl"), read_results(root / "whole.jsonl")
+    assert untimed(after.stability_results) == untimed(before.stability_results)
+    assert after.summary is not None and before.summary is not None
+    assert untimed(after.summary.to_dict()) == untimed(before.summary.to_dict())
