@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing's flag: the CLI's first import loads nothing (a Ctrl-C
+if TYPE_CHECKING:  # at start-up then reaches agentcli.cli.main's quiet handler sooner)
+    from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "process"]

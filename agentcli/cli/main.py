@@ -6,13 +6,39 @@ so ``agent --help`` stays fast (no litellm, openai, mcp or jsonschema).
 
 from __future__ import annotations
 
-import os
-import sys
+import signal
 
-import typer
+TYPE_CHECKING = False  # typing's flag without importing typing ahead of the handler below
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-from agentcli import __version__
-from agentcli.cli.errors import debug_enabled, set_debug
+
+def _quiet_ctrl_c() -> Any:
+    """While the CLI loads (typer, the command modules), a Ctrl-C ends it as the default
+    action does: by SIGINT, silently (a shell's 130), not with a KeyboardInterrupt traceback
+    out of whatever import it hit. The handler before, for ``_restore_ctrl_c``."""
+    try:
+        return signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # imported off the main thread: its handler is not ours to change
+        return None
+
+
+def _restore_ctrl_c(previous: Callable[..., Any] | int | None) -> None:
+    """Python's handler back (KeyboardInterrupt), once main() handles one."""
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
+
+
+_previous_handler = _quiet_ctrl_c()
+
+import os  # noqa: E402  (after the handler above: a Ctrl-C while importing is quiet too)
+import sys  # noqa: E402
+
+import typer  # noqa: E402
+
+from agentcli import __version__  # noqa: E402
+from agentcli.cli.errors import debug_enabled, set_debug  # noqa: E402
 
 app = typer.Typer(
     name="agent",
@@ -95,8 +121,10 @@ def _skip_final_collections() -> None:
 def main() -> None:
     """Entry point of the ``agent`` console script."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    previous = _quiet_ctrl_c()  # the command modules load quietly too
     _tolerant_output()
     _register()
+    _restore_ctrl_c(previous)
     try:
         app()
     except SystemExit as leaving:
@@ -128,3 +156,6 @@ def main() -> None:
             "  hint: re-run with --debug for the traceback, and report it\n"
         )
         sys.exit(1)
+
+
+_restore_ctrl_c(_previous_handler)  # imported, not run: a caller's Ctrl-C is its own

@@ -40,7 +40,6 @@ def report(
     """Render a report."""
     from agentcli.errors import ConfigError
     from agentcli.eval.reports import read_results, writer_for
-    from agentcli.eval.results.model import RunSummary
 
     if not results.is_file():
         raise ConfigError(f"results file not found: {results}")
@@ -52,8 +51,9 @@ def report(
     for warning in loaded.warnings:
         typer.echo(f"warning: {warning}", err=True)
     writer.open(loaded.header, loaded.results)
-    # An unfinished run has no summary: the report says so with an empty one, as read.
-    summary = loaded.summary or RunSummary.from_dict({})
+    # An unfinished run has no summary: the report says so with an empty one, as read,
+    # naming the assistant and connector its header gives.
+    summary = loaded.report().summary
     writer.close(summary, loaded.stability_results or None)
     if str(output) != "-":  # stdout holds the report alone
         typer.echo(f"wrote {output}")

@@ -149,10 +149,20 @@ def _serve(root: Path, listener: socket.socket, host: str) -> None:
         lifespan="off",
         timeout_graceful_shutdown=2,  # Ctrl+C does not wait on a browser's open connection
     )
+    served: list[bool] = []
+
+    class Server(uvicorn.Server):
+        async def main_loop(self) -> None:
+            served.append(True)  # uvicorn gets here only when no signal came as it started
+            await super().main_loop()
+
     try:
-        uvicorn.Server(config).run(sockets=[listener])
+        Server(config).run(sockets=[listener])
     except KeyboardInterrupt:
-        pass  # uvicorn re-raises the Ctrl+C it shut down on: stopping is how a viewer ends
+        # uvicorn re-raises the Ctrl+C it shut down on: once it served, stopping is how a
+        # viewer ends (0); before, the command was interrupted, as any other is (130).
+        if not served:
+            raise typer.Exit(130) from None
     finally:
         listener.close()
 

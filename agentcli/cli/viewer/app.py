@@ -40,6 +40,7 @@ from agentcli.eval.reports._view import (
 )
 from agentcli.eval.results.codec import to_json
 from agentcli.eval.results.matrix import header_connectors
+from agentcli.eval.results.model import header_names
 from agentcli.models.pricing import format_usd
 
 from .casepage import case_page
@@ -163,6 +164,7 @@ class _Viewer:
             page=page,
             others=others,
             connectors=header_connectors(run.header),
+            names=header_names(run.header),  # an unfinished run's, from its header
             matrix=bool(header_connectors(run.header)) or any(row.connector for row in run.rows),
         )
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from agentcli.eval.reports._view import (
     StabilityView,
+    actual_text,
     case_cost_text,
     failure_message,
     stability_view,
@@ -29,6 +30,8 @@ class CasePage:
     usage: list[tuple[str, Usage]] = field(default_factory=list)  # (role, usage)
     cost: str | None = None
     failure: str = ""
+    # each assertion's actual value as the reports resolve it; None: the record has none
+    actuals: list[str | None] = field(default_factory=list)
 
 
 def case_page(run: RunFile, row: Row) -> CasePage:
@@ -49,4 +52,5 @@ def case_page(run: RunFile, row: Row) -> CasePage:
         usage=usage,
         cost=case_cost_text(result),
         failure="" if result.passed else failure_message(result),
+        actuals=[actual_text(item, result) for item in result.assertions],
     )

@@ -20,7 +20,7 @@ from agentcli.datafiles import loads_json
 from agentcli.eval.reports._view import cost_text, summary_pass_rate
 from agentcli.eval.results.codec import read_header, read_summary
 from agentcli.eval.results.matrix import header_connectors
-from agentcli.eval.results.model import RunHeader, RunSummary, summary_from_counts
+from agentcli.eval.results.model import RunHeader, RunSummary, header_names, summary_from_counts
 
 from .runfile import FileKey, NotResults, RunFile, file_key, index_file
 
@@ -167,7 +167,10 @@ class Catalog:
             counts: dict[str, int] = {}
             for row in run.rows:
                 counts[row.status] = counts.get(row.status, 0) + 1
-            summary = summary_from_counts(counts, agent_id="", connector="", duration_ms=0)
+            agent_id, connector = header_names(run.header)  # named when the run began
+            summary = summary_from_counts(
+                counts, agent_id=agent_id, connector=connector, duration_ms=0
+            )
             summary.duration_ms = None
         return self._entry_of(path, run.header, summary, finished=finished)
 

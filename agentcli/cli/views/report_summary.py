@@ -12,7 +12,7 @@ from rich.text import Text
 from agentcli.cli.views.recap import FailureRecap
 from agentcli.cli.views.run_blocks import SummaryBlock
 from agentcli.cli.views.text import Block
-from agentcli.eval.results.model import summary_from_counts
+from agentcli.eval.results.model import header_names, summary_from_counts
 from agentcli.eval.run.recap import Recap
 
 if TYPE_CHECKING:
@@ -37,7 +37,10 @@ class ResultsSummary(Block):
         summary = loaded.summary
         if summary is None:  # an unfinished run (the reader says so): counted from its results
             statuses: Counter[str] = Counter(result.status for result in loaded.results)
-            summary = summary_from_counts(statuses, agent_id="-", connector="", duration_ms=0)
+            agent_id, connector = header_names(loaded.header)  # named when the run began
+            summary = summary_from_counts(
+                statuses, agent_id=agent_id or "-", connector=connector, duration_ms=0
+            )
             summary.duration_ms = None  # shown as "-": the run's wall time is not known
         lines += SummaryBlock(summary).lines()
         lines.append(Text(f"  {'Results:':<11}{self.path}"))

@@ -182,6 +182,17 @@ _OUTPUT_CHECKS = frozenset(
 COMPARE_LIMIT = 300  # characters of an expected or actual value shown beside a failure
 
 
+def actual_text(item: AssertionResult, result: CaseResult) -> str | None:
+    """What an assertion got, as text: the record's ``actual``, else the case's output for
+    a check of the output (``(no output)`` when it had none); None when the record holds
+    nothing to show (a writer says so rather than show an empty value)."""
+    if item.actual is not None:
+        return value_text(item.actual)
+    if item.type in _OUTPUT_CHECKS and item.path is None:
+        return "(no output)" if result.output is None else value_text(result.output)
+    return None
+
+
 def comparison(item: AssertionResult, result: CaseResult) -> list[tuple[str, str]]:
     """What a failed assertion wanted and what it got, as ``(label, text)`` rows: the
     expected value, the actual one (the record's, else the case's output for a check of
@@ -192,11 +203,9 @@ def comparison(item: AssertionResult, result: CaseResult) -> list[tuple[str, str
     rows: list[tuple[str, str]] = []
     if item.expected is not None:
         rows.append(("expected", one_line(value_text(item.expected), COMPARE_LIMIT)))
-    if item.actual is not None:
-        rows.append(("actual", one_line(value_text(item.actual), COMPARE_LIMIT)))
-    elif item.type in _OUTPUT_CHECKS and item.path is None:
-        shown = "(no output)" if result.output is None else value_text(result.output)
-        rows.append(("actual", one_line(shown, COMPARE_LIMIT)))
+    actual = actual_text(item, result)
+    if actual is not None:
+        rows.append(("actual", one_line(actual, COMPARE_LIMIT)))
     detail = item.extra.get("detail")
     if isinstance(detail, str) and detail and detail != item.message:
         rows.append(("check", one_line(detail, COMPARE_LIMIT)))

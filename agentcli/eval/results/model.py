@@ -39,6 +39,7 @@ __all__ = [
     "Usage",
     "cell_label",
     "summarize",
+    "header_names",
     "summary_from_counts",
     "CostTotals",
 ]
@@ -340,6 +341,17 @@ class CostTotals:
                     name: round(amount, 6) for name, amount in self.by_connector.items()
                 }
             summary.extra["cost"] = cost
+
+
+def header_names(header: RunHeader) -> tuple[str, str]:
+    """``(agent_id, connector)`` as a run's header names them (``metadata.agent_id`` and
+    ``metadata.connector``, written when the run starts, so an unfinished run is named
+    too); empty strings for a header without them (files written before, Yao's)."""
+    agent, connector = header.metadata.get("agent_id"), header.metadata.get("connector")
+    return (
+        agent if isinstance(agent, str) else "",
+        connector if isinstance(connector, str) else "",
+    )
 
 
 def summary_from_counts(

@@ -23,7 +23,7 @@ from agentcli.errors import CaseFileError
 from agentcli.words import counted
 
 from .codec import Notes, read_header, read_result, read_stability, read_summary
-from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary
+from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary, header_names
 
 __all__ = ["LoadedReport", "parse_results", "read_document", "read_results"]
 
@@ -49,7 +49,11 @@ class LoadedReport:
 
     def report(self) -> RunReport:
         """What was read as one report (an unfinished run's summary: empty, as read)."""
-        summary = self.summary or RunSummary.from_dict({})
+        if self.summary is not None:
+            summary = self.summary
+        else:  # named as the header names the run (written at its start)
+            agent_id, connector = header_names(self.header)
+            summary = RunSummary(agent_id=agent_id, connector=connector)
         return RunReport(self.header, self.results, summary, self.stability_results)
 
     def add_result(self, record: JsonObject, where: str) -> None:

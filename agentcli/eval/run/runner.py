@@ -13,7 +13,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -95,6 +95,9 @@ class EvalConfig:
     keep_sandboxes: bool = False  # --keep-sandboxes: leave each case's workspace behind
     # (id, run) kept from --resume; in a matrix (id, run, connector)
     done: frozenset[tuple[str, int | None] | tuple[str, int | None, str]] = frozenset()
+    # --resume under --runs auto: each (id, column)'s kept runs in run order, which its
+    # stopping rule sees before the runs it still makes
+    kept_runs: Mapping[tuple[str, str | None], Sequence[CaseResult]] = field(default_factory=dict)
     # A connector matrix: every case runs on each of these (empty: on ``connector``)
     connectors: tuple[str, ...] = ()
 
@@ -409,8 +412,7 @@ class EvalRunner:
             (case, column, run)
             for case in selected
             for column in columns
-            for run in (range(1, 2) if adaptive else range(1, config.runs + 1))
-            if _job_key(case.id, run if config.runs > 1 else None, column) not in config.done
+            for run in self._runs_to_start(case.id, column)
         )
         running: set[asyncio.Task[CaseResult]] = set()
 
@@ -421,12 +423,13 @@ class EvalRunner:
                 if self._stop.is_set():
                     return
                 done: list[CaseResult] = []
+                kept = list(config.kept_runs.get((case.id, column), ())) if adaptive else []
                 try:
                     while True:
                         run_index = run if config.runs > 1 else None
                         result = await self._job(case, run_index, column, running)
                         done.append(result)
-                        if adaptive is None or self._stop.is_set() or adaptive.done(done):
+                        if adaptive is None or self._stop.is_set() or adaptive.done(kept + done):
                             break
                         if budget is not None and budget.cut and result.status == "skipped":
                             break  # past --max-cost: no more runs of this cell either
@@ -450,6 +453,20 @@ class EvalRunner:
             self._reorder.flush()
         outcome.results = self.delivered
         return outcome
+
+    def _runs_to_start(self, case_id: str, column: str | None) -> Iterable[int]:
+        """The jobs of a cell: each run ``--resume`` did not keep; under ``--runs auto``
+        the run it starts from (its rule decides the rest), none when the kept runs
+        already decided it."""
+        config, adaptive = self.config, self.config.adaptive
+        if adaptive is None:
+            return (
+                run
+                for run in range(1, config.runs + 1)
+                if _job_key(case_id, run if config.runs > 1 else None, column) not in config.done
+            )
+        start = adaptive.next_run(config.kept_runs.get((case_id, column), ()))
+        return () if start is None else (start,)
 
     async def _job(
         self,

@@ -341,12 +341,6 @@ def _adaptive_test(options: EvalOptions) -> SequentialTest | None:
                 hint="--runs N runs every case N times; --runs auto --max-runs N at most N",
             )
         return None
-    if options.resume is not None:
-        raise ConfigError(
-            "--resume cannot continue a --runs auto run: which runs a case still needs "
-            "depends on the runs it had",
-            hint="run it again, or --rerun FILE to run its failed cases again",
-        )
     return SequentialTest(min_pass_rate=options.pass_bar, max_runs=options.max_runs)
 
 
@@ -689,6 +683,8 @@ def _plan(
     kept = resumed.results if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
+        if config.adaptive is not None:
+            config.kept_runs = _kept_runs(resumed)
     output_path = options.output or options.resume or _default_output(options, spec)
     # Before any output: an unknown extension, an output that is an input, a file that is
     # not a report, a folder that takes no file are bad input (exit 2), not lost results.
@@ -813,6 +809,9 @@ def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> No
             "started_at": started_at.isoformat(),
             "version": __version__,
             "input_file": input_label,
+            # Known now: a run killed before its summary is still named by its file.
+            "agent_id": config.assistant.package.id,
+            "connector": plan.connector,
             "options": header_options(options),
         },
     )
@@ -1186,6 +1185,16 @@ def _done_cases(
         for r in resumed.results
         if r.id
     )
+
+
+def _kept_runs(resumed: LoadedReport) -> dict[tuple[str, str | None], list[CaseResult]]:
+    """``--resume`` of a ``--runs auto`` run: each cell's kept runs, in run order (a run
+    kept twice counts once, as in its figures), for its stopping rule to see first."""
+    cells: dict[tuple[str, str | None], dict[int, CaseResult]] = {}
+    for result in resumed.results:
+        if result.id:
+            cells.setdefault(result.cell, {}).setdefault(result.run or 1, result)
+    return {cell: [runs[run] for run in sorted(runs)] for cell, runs in cells.items()}
 
 
 def _other_columns_warning(resumed: LoadedReport, config: EvalConfig, view: EvalView) -> None:

@@ -110,6 +110,15 @@ class SequentialTest:
         passed = sum(1 for result in counted if result.status == "passed")
         return self.decide(passed, len(counted)) is not None
 
+    def next_run(self, kept: Sequence[CaseResult]) -> int | None:
+        """The run a case continues from under ``--resume``, given the runs it kept (in
+        run order): the one after them, or None when they already decided it. Sound for
+        this test: its decision after n runs depends on those n runs alone, so a case
+        that kept k undecided runs goes on exactly as it would have without the stop."""
+        if self.done(kept):
+            return None
+        return max((result.run or 1 for result in kept), default=0) + 1
+
     def saving(self, cases: int, runs_used: int) -> dict[str, float | int]:
         """The figures of the summary's ``adaptive``: the bar and bounds, the runs made,
         what ``--runs max_runs`` would have made, and the difference."""

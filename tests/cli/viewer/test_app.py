@@ -11,6 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentcli.cli.viewer.app import create_app
+from agentcli.eval.reports._view import comparison
+from agentcli.eval.results.model import AssertionResult
 from tests.cli.viewer.runs import HOSTILE, forecast, sample_folder, write_run
 
 
@@ -214,3 +216,41 @@ def test_a_new_run_appears_without_a_restart(client, folder):
     write_run(folder / "later.jsonl", [forecast("z")], started="2026-12-02T00:00:00+00:00")
     assert 'href="/run?file=later.jsonl"' in client.get("/").text
     assert "z" in text(client.get("/run", params={"file": "later.jsonl"}).text)
+
+
+def test_an_assertion_without_a_recorded_actual_says_so_as_the_reports_do(client, folder):
+    """A record with no ``actual``: a check of the output shows the case's output (what the
+    console and HTML reports show beside a failure), any other says "(not recorded)"; never
+    an empty cell that reads as "the agent answered nothing"."""
+    result = forecast(
+        "lyon",
+        status="failed",
+        output="Rain in Lyon",
+        assertions=[
+            AssertionResult("contains", False, "expected 'sunny'", expected="sunny"),
+            AssertionResult(
+                "tool_called", False, "get_forecast was not called", expected="get_forecast"
+            ),
+            AssertionResult("is_json", True, "output is JSON"),
+            AssertionResult("json_path", False, "wrong city", expected="Lyon", path="$.city"),
+            AssertionResult("equals", False, "not equal", expected="", actual=""),
+        ],
+    )
+    write_run(folder / "unrecorded.jsonl", [result])
+    page = client.get("/case", params={"file": "unrecorded.jsonl", "n": "0"})
+    assert page.status_code == 200
+    body = text(page.text)
+    assert (
+        "Assertions Type Result Message Expected Actual "
+        "contains ✗ failed expected 'sunny' sunny Rain in Lyon "
+        "tool_called ✗ failed get_forecast was not called get_forecast (not recorded) "
+        "is_json ✓ passed output is JSON Rain in Lyon "
+        "json_path $.city ✗ failed wrong city Lyon (not recorded) "
+        "equals ✗ failed not equal "  # an empty string recorded is shown as one
+        "Tool calls"
+    ) in body
+    assert page.text.count('<span class="muted not-recorded">(not recorded)</span>') == 2
+    for item in result.assertions:  # the reports' rows agree on every failed assertion
+        rows = dict(comparison(item, result))
+        if "actual" in rows:
+            assert rows["actual"] in body

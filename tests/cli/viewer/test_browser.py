@@ -93,6 +93,9 @@ def test_runs_run_case_compare_in_chromium(browser, tmp_path, capsys):
         assert driver.find_element(By.ID, "case-id").text == "paris"
         assert driver.find_element(By.ID, "failure").text == "expected output to contain 'sunny'"
         assert "get_forecast (weather)" in driver.find_element(By.ID, "tool-calls").text
+        rows = driver.find_elements(By.CSS_SELECTOR, "#assertions tbody tr")
+        actuals = [row.find_elements(By.TAG_NAME, "td")[-1].text for row in rows]
+        assert actuals == ["I cannot say", "(not recorded)"]  # never an empty cell
         shot(driver, "4-case")
 
         driver.find_element(By.ID, "home").click()

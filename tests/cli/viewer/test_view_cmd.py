@@ -3,14 +3,20 @@ bad input as one line and exit 2, a light ``--help``."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
+import subprocess
+import sys
+import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import agentcli
 from agentcli.cli.main import _register, app
 from agentcli.cli.view_cmd import default_root
 from tests.cli.imports import modules_after
@@ -131,3 +137,90 @@ def test_every_address_is_served_with_a_warning(tmp_path):
 def test_the_other_commands_do_not_load_the_viewer(tmp_path, args):
     loaded = modules_after(args, tmp_path, "")
     assert not [name for name in loaded if name.startswith(("agentcli.cli.viewer", "starlette"))]
+
+
+def _interrupted(command: list[str], after: float | None) -> tuple[int, str, str, float]:
+    """Run ``command``, send it SIGINT ``after`` seconds from its start (None: as soon as
+    it prints its first line); its exit status, stdout, stderr and how long it took to end
+    after the signal."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    first = ""
+    if after is None:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+    else:
+        time.sleep(after)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    try:
+        out, err = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"still running 20 s after SIGINT sent at {after}") from None
+    return process.returncode, first + out, err, time.monotonic() - sent
+
+
+PACKAGE = Path(agentcli.__file__).parent
+
+
+def _before_the_handler(stderr: str) -> bool:
+    """Whether a KeyboardInterrupt traceback shows the signal came before agentcli could
+    set its quiet handler: Python's start-up (site, runpy finding the package), or the
+    lines of agentcli.cli.main ahead of the handler (``import signal``)."""
+    if "init_import_site" in stderr:  # Python's own "Fatal Python error" in its site module
+        return True
+    if "Traceback" not in stderr:
+        return False
+    frames = [(Path(f), int(n)) for f, n in re.findall(r'File "([^"]+)", line (\d+)', stderr)]
+    ours = [(path, line) for path, line in frames if path.is_relative_to(PACKAGE)]
+    if not ours:
+        return True
+    main = PACKAGE / "cli" / "main.py"
+    handler = next(
+        number
+        for number, text in enumerate(main.read_text().splitlines(), 1)
+        if text.startswith("_previous_handler = ")
+    )
+    path, line = ours[-1]
+    return path in (PACKAGE / "__main__.py", PACKAGE / "__init__.py") or (
+        path == main and line <= handler
+    )
+
+
+def test_a_ctrl_c_before_it_serves_ends_it_by_sigint_at_once_with_no_traceback(tmp_path):
+    """A Ctrl-C while ``agent view`` starts (Python loading the CLI and its imports, the
+    folder checked, uvicorn starting) ends it as the rest of the CLI ends on one: by SIGINT
+    (a shell's 130), within a second, with no traceback. (A Ctrl-C once it serves is how a
+    viewer ends: exit 0, tested above.) The signals land all along the start-up, timed
+    from how long it takes to print its URL on this machine now. One that lands in Python's
+    own start-up (its site module, before any agentcli code runs) is Python's to handle and
+    is not counted."""
+    root = sample_folder(tmp_path / "runs")
+    command = [sys.executable, "-m", "agentcli", "view", str(root), "--port", "0", "--no-open"]
+    starts = []
+    for _ in range(2):
+        clock = time.monotonic()
+        with serving(str(root)):
+            starts.append(time.monotonic() - clock)
+    start = min(starts)  # to its URL line: serving comes after that
+    moments: list[float | None] = [start * step / 12 for step in range(1, 12)]
+    moments += [None, None]  # just after the URL line: uvicorn is still being loaded
+    ours = 0
+    for after in moments:
+        code, out, err, took = _interrupted(command, after)
+        said = f"SIGINT at {after} (URL after {start:.2f}s): exit {code}, stderr {err!r}"
+        if _before_the_handler(err):
+            continue
+        ours += 1
+        assert code == -signal.SIGINT, said
+        assert "Traceback" not in err and err in ("", "interrupted\n"), said
+        assert took < 5, said
+        assert out in ("", "\n") or out.startswith("agent view: "), said
+    assert ours >= 4, f"only {ours} of {len(moments)} signals landed after Python's start-up"

@@ -74,3 +74,18 @@ def test_the_saving_against_fixed_runs():
         "saved_runs": 26,
         "saved_pct": 26.0,
     }
+
+
+def test_a_resumed_case_goes_on_after_its_kept_runs_unless_they_decided_it():
+    test = SequentialTest(80.0)
+    assert test.next_run([]) == 1  # nothing kept: from the first run
+    assert test.next_run(runs(*["passed"] * 7)) is None  # decided: kept as it is
+    assert test.next_run(runs("passed", "failed")) == 3  # too few to decide: run 3 next
+    borderline = runs(*["passed"] * 6, "failed")
+    assert not test.done(borderline) and test.next_run(borderline) == 8
+    # it then decides exactly as the uninterrupted sequence does, run by run
+    whole = runs(*["passed"] * 6, "failed", "passed", "passed", "passed")
+    assert [test.done(whole[:n]) for n in range(7, 11)] == [False, False, False, True]
+    assert test.next_run(runs("passed", "skipped")) is None  # a skipped run stays skipped
+    gap = [CaseResult(id="c", status="passed", run=n) for n in (1, 2, 5)]
+    assert test.next_run(gap) == 6  # never a run number the file already holds
