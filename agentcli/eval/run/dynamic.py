@@ -169,15 +169,27 @@ def _simulator_ref(use: str | None, default: str | None) -> str:
 
 
 def check_simulators(
-    cases: Iterable[CaseInfo], default: str | None, registry: AssistantRegistry
+    cases: Iterable[CaseInfo],
+    default: str | None,
+    registry: AssistantRegistry,
+    default_source: str | None = None,
 ) -> None:
-    """Before anything runs: the simulator of every dynamic case resolves."""
+    """Before anything runs: the simulator of every dynamic case resolves. ``default_source``
+    says where ``default`` came from (``agentcli.yml:4: simulator``), for an error about it."""
     dynamic = [c for c in cases if c.dynamic and not c.skip]
     for ref in sorted({_simulator_ref(c.simulator, default) for c in dynamic}):
         try:
             registry.get(ref)
         except AgentCliError as error:
-            raise ConfigError(f"simulator {ref!r}: {error.message}", hint=error.hint) from None
+            by_default = (
+                default is not None
+                and ref == _simulator_ref(None, default)
+                and any(c.simulator is None for c in dynamic)
+            )
+            where = f"{default_source}: " if default_source and by_default else ""
+            raise ConfigError(
+                f"{where}simulator {ref!r}: {error.message}", hint=error.hint
+            ) from None
 
 
 class DynamicExecutor(JudgingExecutor):

@@ -658,7 +658,9 @@ def _plan(
         )
     if config.run_filter is not None and not selected:
         raise NothingSelected(f"no test cases match pattern {options.run_filter!r}")
-    check_simulators(selected, config.simulator, config.registry)
+    check_simulators(
+        selected, config.simulator, config.registry, project_cite(options, "simulator")
+    )
     _resolve_hooks(package, config, selected, input_label)
     if suite is None:  # judges, script functions, simulators' connectors
         check_references(

@@ -141,3 +141,23 @@ def test_a_good_project_judge_connector_runs(project: Path) -> None:
     result = invoke("@tests/judged.jsonl")
     assert result.exit_code in (0, 1), result.output
     assert "judge_connector" not in result.output
+
+
+DYNAMIC = {
+    "id": "talk",
+    "input": "hello",
+    "checkpoints": [{"id": "greets", "assert": {"type": "contains", "value": "Hello"}}],
+}
+
+
+def test_an_unknown_project_simulator_is_told_at_its_line(project: Path) -> None:
+    (project / "tests" / "talk.jsonl").write_text(json.dumps(DYNAMIC) + "\n", "utf-8")
+    path = config(project, "assistant: probe\nsimulator: nope\n")
+    result = invoke("@tests/talk.jsonl")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {path}:3: simulator: simulator 'nope': ")
+    own = {**DYNAMIC, "simulator": {"use": "nope-either"}}  # a case's own: told as before
+    (project / "tests" / "own.jsonl").write_text(json.dumps(own) + "\n", "utf-8")
+    result = invoke("@tests/own.jsonl")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: simulator 'nope-either': ")
