@@ -384,28 +384,14 @@ async def call_tool(
     replaying, the live one (recorded) otherwise. A tool that failed replays as it failed:
     an error ``ToolResult`` for the model (``raising=False``: with the exception's class,
     as the runtime makes one), a ``ToolError`` for a hook's ``ctx.mcp`` call."""
-    cassette = active()
-    if cassette is None:
-        return await call()
-    request = recorded({"server": server, "tool": tool, "arguments": arguments})
-    found = cassette.recording_for("tool", request, f"the call of {server}/{tool}")
-    if found is not None:
-        return _replayed_outcome(found.reply, tool, raising)
-    if not cassette.records:
-        return await call()
-    try:
-        result = await call()
-    except Exception as error:
-        failure = {"error": str(error) or type(error).__name__, "error_type": type(error).__name__}
-        cassette.add("tool", request, recorded(failure))
-        raise
-    if isinstance(result, ToolResult):
-        reply = {"tool_result": {"content": result.content, "is_error": result.is_error,
-                                 "terminate": result.terminate, "details": result.details}}  # fmt: skip
-    else:
-        reply = {"result": result}
-    cassette.add("tool", request, recorded(reply))
-    return result
+    return await _taped(
+        "tool",
+        {"server": server, "tool": tool, "arguments": arguments},
+        f"the call of {server}/{tool}",
+        call,
+        lambda reply: _replayed_outcome(reply, tool, raising),
+        _tool_reply,
+    )
 
 
 async def call_server(
@@ -416,16 +402,27 @@ async def call_server(
     ``ctx.mcp`` or a selection's ``resources``): the recorded value when replaying (a
     recorded failure raised again as the ``ToolError`` a hook expects), the live one
     (recorded) otherwise. ``what`` names the exchange in a replay miss."""
+    return await _taped(kind, request, what, call, _server_value, lambda result: {"result": result})
+
+
+async def _taped(
+    kind: Kind,
+    request: Any,
+    what: str,
+    call: Callable[[], Awaitable[Any]],
+    replay: Callable[[Any], Any],
+    encode: Callable[[Any], Any],
+) -> Any:
+    """``await call()`` through the active cassette: ``replay(reply)`` of the recording of
+    ``request`` when replaying; else the live value, recorded as ``encode(value)`` (or its
+    failure, raised again) when recording."""
     cassette = active()
     if cassette is None:
         return await call()
     request = recorded(request)
     found = cassette.recording_for(kind, request, what)
     if found is not None:
-        reply = found.reply if isinstance(found.reply, dict) else {}
-        if "error" in reply:
-            raise ToolError(str(reply["error"]))
-        return reply.get("result")
+        return replay(found.reply)
     if not cassette.records:
         return await call()
     try:
@@ -434,8 +431,24 @@ async def call_server(
         failure = {"error": str(error) or type(error).__name__, "error_type": type(error).__name__}
         cassette.add(kind, request, recorded(failure))
         raise
-    cassette.add(kind, request, recorded({"result": result}))
+    cassette.add(kind, request, recorded(encode(result)))
     return result
+
+
+def _tool_reply(result: Any) -> dict[str, Any]:
+    """A tool call's outcome as a cassette keeps it."""
+    if isinstance(result, ToolResult):
+        return {"tool_result": {"content": result.content, "is_error": result.is_error,
+                                "terminate": result.terminate, "details": result.details}}  # fmt: skip
+    return {"result": result}
+
+
+def _server_value(reply: Any) -> Any:
+    """A recorded resource or prompt exchange's value; a recorded failure raised again."""
+    found = reply if isinstance(reply, dict) else {}
+    if "error" in found:
+        raise ToolError(str(found["error"]))
+    return found.get("result")
 
 
 def _replayed_outcome(reply: Any, tool: str, raising: bool) -> Any:
