@@ -129,6 +129,45 @@ def test_an_unknown_key_of_search_is_an_error_with_its_line_and_a_did_you_mean(
     assert info.value.hint == hint
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "message", "hint"),
+    [
+        (
+            '{"name": "B",\n "kb": {\n  "colections": ["faq"]}}',
+            3,
+            "unknown field 'kb.colections' (did you mean 'collections'?)",
+            "the fields of kb: collections, embedding, options",
+        ),
+        (
+            '{"name": "B",\n "db": {"models": ["ticket"],\n  "max_results": 5}}',
+            3,
+            "unknown field 'db.max_results'",
+            "the fields of db: models, options",
+        ),
+    ],
+)
+def test_an_unknown_key_of_kb_or_db_is_an_error_with_its_line(
+    tmp_path: Path, text: str, line: int, message: str, hint: str
+) -> None:
+    # before, a misspelt "colections" was dropped without a word and kb searched nothing
+    with pytest.raises(PackageError) as info:
+        _load(tmp_path, text)
+    assert info.value.message == f"{tmp_path / 'bot' / 'package.yao'}:{line}: {message}"
+    assert info.value.hint == hint
+
+
+def test_yao_s_kb_and_db_options_are_accepted(tmp_path: Path) -> None:
+    # Yao's KnowledgeBase and Database carry a free-form "options"; kept and not used
+    package = _load(
+        tmp_path,
+        '{"name": "B", "kb": {"collections": ["faq"], "options": {"top_k": 3}}, '
+        '"db": {"models": ["ticket"], "options": {"limit": 9}}}',
+    )
+    config = package.search_config
+    assert config is not None and config.kb.collections == ("faq",)
+    assert config.db_models == ("ticket",)
+
+
 def test_the_line_is_the_misspelt_key_s_own_when_its_name_is_in_the_file_twice(
     tmp_path: Path,
 ) -> None:
