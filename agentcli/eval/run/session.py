@@ -386,7 +386,10 @@ def _preflight_connector(
         if naming is not None:  # a case's own connector: its file:line in the message
             check_connectors(config.registry, package, [spec], label=f"{where(naming)}: connector")
         model = config.registry.model(spec, package=package)  # -c's or the package's
-        if need_price and price_of(model) is None:
+        # The price is looked up now, not by the first answer: reading litellm's cost map
+        # (~1 MB) then would hold up every case whose answer is arriving with it.
+        price = price_of(model)
+        if need_price and price is None:
             raise ConfigError(
                 f"--max-cost needs the price of connector {spec!r} ({model.provider}/"
                 f"{model.name}), which litellm's cost map does not know",

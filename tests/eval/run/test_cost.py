@@ -232,3 +232,34 @@ def test_a_matrix_shows_what_each_connector_cost(project, server):
     made = runner.invoke(app, ["report", "m.jsonl", "-o", "m.md"])
     assert made.exit_code == 0, made.output
     assert "| Cost by connector | loop $0.0040 · dear $0.0400 |" in (project / "m.md").read_text()
+
+
+def test_a_connector_s_price_is_looked_up_before_the_first_request(project, server, monkeypatch):
+    # Reading litellm's cost map (~1 MB) at the first answer held up every case answering
+    # with it; the run looks the price up while it checks its connectors instead.
+    from agentcli.models import pricing
+
+    read_with_requests_seen: list[int] = []
+    real = pricing._cost_map_text
+
+    def cost_map_text() -> str:
+        read_with_requests_seen.append(len(server.requests))
+        return real()
+
+    pricing.litellm_price.cache_clear()
+    monkeypatch.setattr(pricing, "_cost_map_text", cost_map_text)
+    (project / "connectors.yml").write_text(
+        f"loop: {{model: openai/gpt-4o, api_base: '{server.base_url}', api_key: none}}\n"
+    )
+    write_cases(project / "cases.jsonl", [{"id": f"c{i}", "input": "hello"} for i in range(4)])
+    server.enqueue(*[Reply(text="hi", usage=AGENT_USAGE) for _ in range(4)])
+    try:
+        result = runner.invoke(
+            app, ["eval", "greeter", "@cases.jsonl", "--parallel", "2", "-o", "out.jsonl"]
+        )
+    finally:
+        pricing.litellm_price.cache_clear()  # priced through the wrapper: not for later tests
+    assert result.exit_code == 0, result.output
+    assert read_with_requests_seen and set(read_with_requests_seen) == {0}
+    loaded = read_results(project / "out.jsonl")
+    assert all(case.cost == pytest.approx(0.0075) for case in loaded.results)  # gpt-4o's price
