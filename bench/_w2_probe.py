@@ -83,6 +83,9 @@ def _write() -> None:
 atexit.register(_write)
 sys.argv = ["agent", *sys.argv[1:]]
 
+from agentcli import collector  # noqa: E402
+
+collector.pause()  # as agentcli.cli.main.main does for `agent eval`, before it imports more
 import agentcli.cli.main as cli  # noqa: E402
 
 mark("cli imported")

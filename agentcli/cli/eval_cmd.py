@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand
 
+from agentcli import collector
 from agentcli.cli.errors import guarded
 
 if TYPE_CHECKING:
@@ -220,19 +221,22 @@ def _run_one(options: EvalOptions, json_events: bool, verbose: bool) -> int:
     from agentcli.capture import routed_output
     from agentcli.eval.run.session import run_eval
 
-    if options.output is not None and str(options.output) == "-":
-        return _run_to_stdout(options, json_events, verbose)
-    if json_events:
-        from agentcli.cli.stdout import private_stdout
-        from agentcli.cli.views.json_events import JsonEvents
+    try:
+        if options.output is not None and str(options.output) == "-":
+            return _run_to_stdout(options, json_events, verbose)
+        if json_events:
+            from agentcli.cli.stdout import private_stdout
+            from agentcli.cli.views.json_events import JsonEvents
 
-        with private_stdout() as events, routed_output(stdout=sys.stderr):
-            return asyncio.run(run_eval(options, JsonEvents(events)))
-    from agentcli.cli.views.console import ConsoleView
+            with private_stdout() as events, routed_output(stdout=sys.stderr):
+                return asyncio.run(run_eval(options, JsonEvents(events)))
+        from agentcli.cli.views.console import ConsoleView
 
-    view = ConsoleView(verbose=verbose)  # before routing: it writes to the real stdout
-    with routed_output():
-        return asyncio.run(run_eval(options, view))
+        view = ConsoleView(verbose=verbose)  # before routing: it writes to the real stdout
+        with routed_output():
+            return asyncio.run(run_eval(options, view))
+    finally:  # the collector off for the start-up is on again, whether a run started or not
+        collector.resume()
 
 
 def _run_to_stdout(options: EvalOptions, json_events: bool, verbose: bool) -> int:

@@ -118,8 +118,19 @@ def _skip_final_collections() -> None:
     gc.freeze()
 
 
+def _collector_off_for_eval() -> None:
+    """``agent eval`` starts with the garbage collector off: what it loads lives for the
+    whole run, and its run turns the collector back on (``agentcli.collector``)."""
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if command == "eval":
+        from agentcli import collector
+
+        collector.pause()
+
+
 def main() -> None:
     """Entry point of the ``agent`` console script."""
+    _collector_off_for_eval()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     previous = _quiet_ctrl_c()  # the command modules load quietly too
     _tolerant_output()

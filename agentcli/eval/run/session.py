@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import os
 import signal
@@ -18,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli import __version__, otel
+from agentcli import __version__, collector, otel
 from agentcli.assistant import cassette as tape
 from agentcli.assistant.cassette import CassetteMode
 from agentcli.assistant.package import (
@@ -409,6 +408,7 @@ async def _run_message(config: EvalConfig, text: str, options: EvalOptions, view
         project_root=options.cwd,
     )
     _preflight_connector(config, [CaseInfo.of(case)])
+    collector.resume()  # started: the agent's turn may make garbage of its own
     started = time.perf_counter()
     conversation = config.assistant.conversation(config.request_options(case, None))
     try:
@@ -1021,28 +1021,24 @@ class CaseRun:
         self.outbox.on_failure = lambda failure: run_task.cancel()
         # Everything loaded so far (modules, the package, every case's summary) lives for the
         # whole run: frozen, the collector's full passes skip it instead of walking it again
-        # and again (W3: 100,000 case summaries). Unfrozen at the end, for callers in-process,
-        # unless the host had frozen objects itself (then we leave its choice alone).
-        freeze = gc.get_freeze_count() == 0
-        if freeze:
-            gc.freeze()
+        # and again (W3: 100,000 case summaries); young collections come less often (see
+        # agentcli.collector). Undone at the end, for callers in-process.
         outbox = self.outbox
-        try:
-            outcome = await run_task
-            self.before_all_data = outcome.before_all_data
-        except asyncio.CancelledError:
-            stopped = self.interrupted or self.tally.write_failure or outbox.failure
-            if not stopped:
-                raise
-            runner.flush_finished()
-        except BeforeAllFailed as error:
-            self.failed_before_all = error
-        finally:
-            if freeze:
-                gc.unfreeze()
-            self._hand_on()
-            outbox.delay = 0  # AfterAll's lines and the summary are shown as they come
-            view.stop_progress()
+        with collector.while_running():
+            try:
+                outcome = await run_task
+                self.before_all_data = outcome.before_all_data
+            except asyncio.CancelledError:
+                stopped = self.interrupted or self.tally.write_failure or outbox.failure
+                if not stopped:
+                    raise
+                runner.flush_finished()
+            except BeforeAllFailed as error:
+                self.failed_before_all = error
+            finally:
+                self._hand_on()
+                outbox.delay = 0  # AfterAll's lines and the summary are shown as they come
+                view.stop_progress()
         self.duration_ms = int((time.perf_counter() - clock) * 1000)
         if outbox.failure is not None:
             raise outbox.failure
