@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from cases import echo_cases, echo_package
@@ -64,13 +66,38 @@ def floor_seconds(base_url: str, cases: int, parallel: int) -> tuple[float, floa
     return inner, time.perf_counter() - started
 
 
-def main() -> None:
-    """Run W2 and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__)
+def workload_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options that shape W2: how many cases, how many at once, the server's latency,
+    how many runs."""
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--parallel", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--runs", type=int, default=3)
+    return parser
+
+
+@contextmanager
+def workload(
+    count: int, latency: float, model: str = "openai/echo", transport: str = "aiohttp"
+) -> Iterator[tuple[OpenAIServer, Path, Path]]:
+    """The loopback server answering after ``latency`` seconds, and a folder holding the
+    echo package with a connector to it and ``count`` cases: (server, folder, cases)."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        OpenAIServer(latency=latency, record=False) as server,
+    ):
+        folder = Path(tmp)
+        (folder / "connectors.yml").write_text(
+            f"loop: {{model: {model}, api_base: '{server.base_url}', api_key: none, "
+            f"transport: {transport}}}\n"
+        )
+        echo_package(folder, connector="loop")
+        yield server, folder, echo_cases(folder / "cases.jsonl", count)
+
+
+def main() -> None:
+    """Run W2 and print the table."""
+    parser = workload_arguments(argparse.ArgumentParser(description=__doc__))
     parser.add_argument("--model", default="openai/echo", help="the connector's model")
     parser.add_argument(
         "--transport", default="aiohttp", help="the connector's transport: aiohttp or sdk"
@@ -78,17 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     ideal = args.cases * args.latency / args.parallel
     rows = []
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        OpenAIServer(latency=args.latency, record=False) as server,
-    ):
-        folder = Path(tmp)
-        (folder / "connectors.yml").write_text(
-            f"loop: {{model: {args.model}, api_base: '{server.base_url}', api_key: none, "
-            f"transport: {args.transport}}}\n"
-        )
-        echo_package(folder, connector="loop")
-        cases = echo_cases(folder / "cases.jsonl", args.cases)
+    with workload(args.cases, args.latency, args.model, args.transport) as (server, folder, cases):
         out = folder / "out.jsonl"
         walls, inner, rss, floors, floor_walls = [], [], [], [], []
         for _ in range(args.runs):  # each run next to a floor run: the machine is shared

@@ -20,16 +20,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from cases import echo_cases, echo_package
-from common import ROOT, print_table, save
-from latency import floor_seconds
-
-sys.path.insert(0, str(ROOT))
-from fixtures.openai_server import OpenAIServer
+from common import print_table, save
+from latency import floor_seconds, workload, workload_arguments
 
 PROBE = Path(__file__).with_name("_w2_probe.py")
 
@@ -52,22 +47,8 @@ def probed_run(folder: Path, cases: Path, parallel: int, *, phases: bool) -> dic
 
 def main() -> None:
     """Measure and print the breakdown."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cases", type=int, default=500)
-    parser.add_argument("--parallel", type=int, default=50)
-    parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        OpenAIServer(latency=args.latency, record=False) as server,
-    ):
-        folder = Path(tmp)
-        (folder / "connectors.yml").write_text(
-            f"loop: {{model: openai/echo, api_base: '{server.base_url}', api_key: none}}\n"
-        )
-        echo_package(folder, connector="loop")
-        cases = echo_cases(folder / "cases.jsonl", args.cases)
+    args = workload_arguments(argparse.ArgumentParser(description=__doc__)).parse_args()
+    with workload(args.cases, args.latency) as (server, folder, cases):
         probed_run(folder, cases, args.parallel, phases=False)  # compiles, caches schemas
         timed, split, floors = [], [], []
         for _ in range(args.runs):
