@@ -118,20 +118,7 @@ def test_mistakes_name_the_file_line_and_field(
             "unknown field 'search.citation.auto_inject' (did you mean 'auto_inject_prompt'?)",
             "the fields of search.citation: format, auto_inject_prompt, custom_prompt",
         ),
-    ],
-)
-def test_an_unknown_key_of_search_is_an_error_with_its_line_and_a_did_you_mean(
-    tmp_path: Path, text: str, line: int, message: str, hint: str
-) -> None:
-    with pytest.raises(PackageError) as info:
-        _load(tmp_path, text)
-    assert info.value.message == f"{tmp_path / 'bot' / 'package.yao'}:{line}: {message}"
-    assert info.value.hint == hint
-
-
-@pytest.mark.parametrize(
-    ("text", "line", "message", "hint"),
-    [
+        # the top-level kb and db objects: a misspelt "colections" made kb search nothing
         (
             '{"name": "B",\n "kb": {\n  "colections": ["faq"]}}',
             3,
@@ -146,10 +133,9 @@ def test_an_unknown_key_of_search_is_an_error_with_its_line_and_a_did_you_mean(
         ),
     ],
 )
-def test_an_unknown_key_of_kb_or_db_is_an_error_with_its_line(
+def test_an_unknown_key_of_search_kb_or_db_is_an_error_with_its_line_and_a_did_you_mean(
     tmp_path: Path, text: str, line: int, message: str, hint: str
 ) -> None:
-    # before, a misspelt "colections" was dropped without a word and kb searched nothing
     with pytest.raises(PackageError) as info:
         _load(tmp_path, text)
     assert info.value.message == f"{tmp_path / 'bot' / 'package.yao'}:{line}: {message}"
