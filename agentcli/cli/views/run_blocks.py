@@ -12,7 +12,12 @@ from rich.text import Text
 
 from agentcli.cli.views.text import RULE_WIDTH, Block, preview
 from agentcli.eval.checks.matching import output_text
-from agentcli.eval.reports._view import connector_cost_text, cost_text, format_duration
+from agentcli.eval.reports._view import (
+    connector_cost_text,
+    cost_text,
+    format_duration,
+    format_percent,
+)
 from agentcli.secrets import redact_data, redact_text
 
 if TYPE_CHECKING:
@@ -67,7 +72,7 @@ class SummaryBlock(Block):
         )
         rate = float(summary.pass_rate or 0.0)
         rate_style = "bold green" if rate >= 100 else "yellow" if rate >= 80 else "red"
-        lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (f"{rate:.1f}%", rate_style)))
+        lines.append(Text.assemble(f"  {'Pass Rate:':<11}", (format_percent(rate), rate_style)))
         lines.append(Text(f"  {'Duration:':<11}{format_duration(summary.duration_ms)}"))
         cost = summary.extra.get("cost")
         if isinstance(cost, Mapping) and (shown := cost_text(cost)) is not None:
@@ -118,8 +123,8 @@ class StabilityTable(Block):
             ("Mostly Stable:", summary.get("mostly_stable")),
             ("Unstable:", summary.get("unstable")),
             ("Highly Unstable:", summary.get("highly_unstable")),
-            ("Overall Rate:", f"{summary.get('overall_pass_rate') or 0:.1f}%"),
-            ("Mean Case Rate:", f"{summary.get('mean_pass_rate') or 0:.1f}%"),
+            ("Overall Rate:", format_percent(summary.get("overall_pass_rate") or 0)),
+            ("Mean Case Rate:", format_percent(summary.get("mean_pass_rate") or 0)),
         ]
         adaptive = summary.get("adaptive")
         if isinstance(adaptive, Mapping):  # --runs auto: the runs used, and what they saved

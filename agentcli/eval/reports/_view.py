@@ -141,8 +141,16 @@ def format_duration(ms: Any) -> str:
 
 
 def format_percent(value: float | None) -> str:
-    """A percentage with one decimal, ``-`` when unknown."""
-    return "-" if value is None else f"{value:.1f}%"
+    """A percentage with one decimal, ``-`` when unknown; more decimals (up to four) where
+    one would round a rate that is not 100% up to ``100.0%`` (one failure in 6,000 cases
+    is 99.98%, not a pass) or one that is not 0% down to ``0.0%``."""
+    if value is None:
+        return "-"
+    for decimals in range(1, 5):
+        shown = f"{value:.{decimals}f}"
+        if (float(shown) < 100 or value >= 100) and (float(shown) > 0 or value <= 0):
+            return f"{shown}%"
+    return "0.0001%" if value < 50 else "99.9999%"  # closer still: four decimals is enough
 
 
 # -- accessors ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from agentcli.cli.views.run_blocks import (
     StabilityTable,
     SummaryBlock,
 )
+from agentcli.eval.reports._view import format_percent
 from agentcli.eval.results.model import CaseResult, RunSummary, ToolCall, Trace
 from agentcli.secrets import refresh_secrets
 from tests.cli.views.blocks import rendered
@@ -68,6 +69,16 @@ def test_the_summary_leaves_out_zero_counts_and_ends_with_the_output():
         "",
         "  Output: out.jsonl",
     ]
+
+
+def test_a_rate_short_of_100_is_never_shown_as_100():
+    # one failure in 6,000 cases: 99.98%, not a rounded-up "100.0%" beside TESTS FAILED
+    almost = {**SUMMARY, "total": 6000, "passed": 5999, "failed": 1, "skipped": 0}
+    almost.update(timeouts=0, pass_rate=99.98)
+    lines = rendered(SummaryBlock(RunSummary(**almost), None)).splitlines()
+    assert "  Pass Rate: 99.98%" in lines
+    assert format_percent(100.0) == "100.0%" and format_percent(0.004) == "0.004%"
+    assert format_percent(99.99999) == "99.9999%" and format_percent(66.666) == "66.7%"
 
 
 STABLE = {
