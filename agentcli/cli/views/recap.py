@@ -13,6 +13,7 @@ from rich.text import Text
 from agentcli.choices import ATTRIBUTIONS
 from agentcli.cli.views.run_blocks import Heading
 from agentcli.cli.views.text import STATUS_STYLES, Block, preview
+from agentcli.eval.results.model import cell_label
 from agentcli.words import counted
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class FailureRecap(Block):
     def _line(failure: Failure) -> Text:
         """One failure, its reason cut to what is left of the line."""
         word, style = STATUS_STYLES[failure.status]
-        where = f"[{failure.id}]"
+        where = f"[{cell_label(failure.id, failure.connector)}]"
         if failure.runs:
             label = "run" if len(failure.runs) == 1 else "runs"
             where += f" ({label} {', '.join(map(str, failure.runs))})"

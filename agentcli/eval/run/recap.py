@@ -22,17 +22,21 @@ _REASON_LIMIT = 500  # characters of a reason kept: one line, not a stack of out
 
 @dataclass(slots=True)
 class Failure:
-    """One case that did not pass with one status (under ``--runs``: the runs it did so in)."""
+    """One case that did not pass with one status (under ``--runs``: the runs it did so in;
+    in a connector matrix, on ``connector``)."""
 
     id: str
     status: Status
     reason: str
     attribution: Attribution | None = None
     runs: list[int] = field(default_factory=list)
+    connector: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{id, status, reason[, attribution][, runs]}``."""
+        """``{id, status, reason[, connector][, attribution][, runs]}``."""
         data: dict[str, Any] = {"id": self.id, "status": self.status, "reason": self.reason}
+        if self.connector is not None:
+            data["connector"] = self.connector
         if self.attribution is not None:
             data["attribution"] = self.attribution
         if self.runs:
@@ -49,10 +53,11 @@ def reason_of(result: CaseResult) -> str:
 
 
 class Recap:
-    """The failures of a run, in the order their cases first failed, one per (case, status)."""
+    """The failures of a run, in the order their cases first failed, one per (case, status)
+    (in a connector matrix: per cell and status)."""
 
     def __init__(self) -> None:
-        self._failures: dict[tuple[str, str], Failure] = {}
+        self._failures: dict[tuple[str, str | None, str], Failure] = {}
         self.classes: Counter[str] = Counter()
 
     def add(self, result: CaseResult) -> None:
@@ -61,11 +66,15 @@ class Recap:
             return
         if result.attribution is not None:
             self.classes[result.attribution] += 1
-        key = (result.id, result.status)
+        key = (result.id, result.connector, result.status)
         known = self._failures.get(key)
         if known is None:
             known = self._failures[key] = Failure(
-                result.id, result.status, reason_of(result), result.attribution
+                result.id,
+                result.status,
+                reason_of(result),
+                result.attribution,
+                connector=result.connector,
             )
         if result.run is not None:
             known.runs.append(result.run)

@@ -52,3 +52,18 @@ def test_a_reason_is_the_error_else_the_first_failed_assertion_else_the_status()
     failed = CaseResult("a", "failed", assertions=[AssertionResult("contains", False, "no x")])
     assert reason_of(failed) == "no x"
     assert reason_of(CaseResult("a", "timeout")) == "timeout"
+
+
+def test_in_a_matrix_each_failing_cell_is_named_with_its_connector():
+    # greeting passed on scripted and failed on echo: the recap says which
+    recap = Recap()
+    for connector, status in (("scripted", "passed"), ("echo", "failed"), ("other", "failed")):
+        result = CaseResult("greeting", status, connector=connector, error="wrong")  # type: ignore[arg-type]
+        result.attribution = "agent" if status == "failed" else None
+        recap.add(result)
+    assert [f.to_dict()["connector"] for f in recap.failures()] == ["echo", "other"]
+    lines = rendered(FailureRecap(recap.failures())).splitlines()
+    assert lines[-2:] == [
+        "  FAILED  [greeting @ echo] agent: wrong",
+        "  FAILED  [greeting @ other] agent: wrong",
+    ]
