@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # imported when a command runs: `agent --help` stays light
     from agentcli.assistant.session import Assistant, AssistantRegistry, RequestOptions
     from agentcli.cli.sessions import Session
     from agentcli.errors import ConfigError
+    from agentcli.runtime.turns import TurnResult
 
 HELP = """Send a message to an assistant and stream the answer, or chat with it.
 
@@ -252,12 +253,22 @@ def _connector_only(
         raise _usage("--session and --chat need an assistant")
     if message is None:
         message = _stdin_message()
-    agent = Agent(resolve_connector(connector))
+    model = resolve_connector(connector)
+    agent = Agent(model)
     if max_steps is not None:
         agent.max_steps = max_steps
     printer = TurnPrinter(json_events=json_events, verbose=verbose)
     agent.subscribe(printer.on_event)
-    result = asyncio.run(agent.prompt(message))
+
+    async def turn() -> TurnResult:
+        try:
+            return await agent.prompt(message)
+        finally:  # its pooled connections, closed on this loop (else aiohttp warns)
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
+
+    result = asyncio.run(turn())
     printer.finish(result)
     if result.reason != "done":
         raise typer.Exit(1)

@@ -382,3 +382,23 @@ def test_a_run_with_ctx_and_identity_flags_loads_no_eval_module(tmp_path: Path) 
     args = ["run", "who", "hi", "--ctx", "ctx.json", "-t", "t", "--locale", "fr"]
     assert modules_after(args, tmp_path, "agentcli.eval") == []
     assert "agentcli.assistant.identity" in modules_after(args, tmp_path, "agentcli.assistant")
+
+
+def test_a_bare_openai_compatible_connector_closes_its_connections(tmp_path: Path) -> None:
+    # `agent run -c <alias>` printed aiohttp's "Unclosed client session" after every turn
+    import os
+    import subprocess
+    import sys
+
+    from fixtures.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        (tmp_path / "connectors.yml").write_text(
+            f"loc: {{model: openai/m, api_base: '{server.base_url}', api_key: none}}\n"
+        )
+        env = {**os.environ, "AGENTCLI_HOME": str(tmp_path / "home")}
+        argv = [sys.executable, "-m", "agentcli", "run", "-c", "loc", "hi there"]
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hi there"
+    assert done.stderr == ""
