@@ -146,7 +146,8 @@ class StabilityTable(Block):
         below = summary.get("cases_below_threshold") or []
         if below:
             threshold = summary.get("min_pass_rate", 100)
-            lines.append(Text(f"    Below {threshold:g}%:      {', '.join(below)}", style="red"))
+            label = f"Below {threshold:g}%:"  # in the column of the figures above, any threshold
+            lines.append(Text(f"    {label:<17}{', '.join(below)}", style="red"))
         return lines
 
 
