@@ -28,7 +28,12 @@ def parse_duration(value: Any) -> float:
             seconds = float(text)
         elif text and _DURATION_PART.sub("", text) == "":
             seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
-    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+    if seconds is not None and math.isfinite(seconds) and seconds <= 0:
+        raise ConfigError(
+            f"invalid duration {json.dumps(value, default=str)}: a duration must be more "
+            "than 0, e.g. 30s, 2m, 1h, 1500ms"
+        )
+    if seconds is None or not math.isfinite(seconds):
         raise ConfigError(
             f"invalid duration {json.dumps(value, default=str)}: "
             "use seconds or a number with a unit, e.g. 30s, 2m, 1h, 1500ms"

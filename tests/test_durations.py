@@ -26,9 +26,16 @@ def test_parse_duration(value, seconds):
     assert parse_duration(value) == seconds
 
 
-@pytest.mark.parametrize("value", ["", "abc", "5 minutes", "10d", "-5s", 0, -1, True, None, "1m x"])
+@pytest.mark.parametrize("value", ["", "abc", "5 minutes", "10d", "-5s", True, None, "1m x"])
 def test_parse_duration_rejects(value):
     with pytest.raises(
         ConfigError, match=r"invalid duration .*: use seconds or a number with a unit"
     ):
+        parse_duration(value)
+
+
+@pytest.mark.parametrize("value", [0, "0", "0s", -1, 0.0])
+def test_a_duration_of_zero_or_less_is_told_so(value):
+    # `--timeout 0` said only "invalid duration", as if 0 were not a number of seconds
+    with pytest.raises(ConfigError, match=r"invalid duration .*: a duration must be more than 0"):
         parse_duration(value)
