@@ -15,7 +15,9 @@ message passes through secret redaction.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -28,6 +30,31 @@ AttributeValue = str | bool | int | float | Sequence[str]
 _tracer: Any = None  # an opentelemetry Tracer while telemetry is on
 _provider: Any = None
 _STATUS_LIMIT = 500  # characters of an error message kept as a span's status
+_SDK_LOGGER = "opentelemetry"  # where the SDK and its exporter log (unconfigured: to stderr)
+_told: logging.Handler | None = None
+
+
+class _ExportProblems(logging.Handler):
+    """The SDK's complaints while exporting (a collector that is down: a retry line per
+    attempt, then "Failed to export") as one warning line on stderr, once a run, so the
+    run's output stays readable."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.told = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.told:
+            return
+        self.told = True
+        from agentcli.secrets import redact_text
+
+        first = record.getMessage().strip().splitlines()[0] if record.getMessage() else ""
+        reason = redact_text(first if len(first) <= 200 else first[:199] + "…")
+        sys.stderr.write(
+            f"warning: OpenTelemetry: spans are not exported ({reason}); check "
+            "OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up\n"
+        )
 
 
 def wanted(flag: bool) -> bool:
@@ -47,7 +74,7 @@ def start(*, required: bool, version: str = "") -> bool:
     """Turn telemetry on; False (with nothing imported) when the SDK is missing and it was
     not ``required`` (an endpoint in the environment alone). ``--otel`` without the SDK is
     a ConfigError saying what to install."""
-    global _tracer, _provider
+    global _tracer, _provider, _told
     if _tracer is not None:
         return True
     try:
@@ -67,12 +94,16 @@ def start(*, required: bool, version: str = "") -> bool:
     # A collector that does not answer costs at most this per export attempt.
     _provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(timeout=5)))
     _tracer = _provider.get_tracer("agentcli", version)
+    _told = _ExportProblems()
+    sdk_logger = logging.getLogger(_SDK_LOGGER)
+    sdk_logger.addHandler(_told)
+    sdk_logger.propagate = False
     return True
 
 
 def stop(timeout_s: float = 5.0) -> None:
     """Flush what is buffered (within ``timeout_s``) and turn telemetry off."""
-    global _tracer, _provider
+    global _tracer, _provider, _told
     provider, _provider, _tracer = _provider, None, None
     if provider is None:
         return
@@ -80,6 +111,11 @@ def stop(timeout_s: float = 5.0) -> None:
         provider.force_flush(timeout_millis=int(timeout_s * 1000))
     finally:
         provider.shutdown()
+        told, _told = _told, None
+        if told is not None:  # the SDK's logger as it was, for an in-process caller
+            sdk_logger = logging.getLogger(_SDK_LOGGER)
+            sdk_logger.removeHandler(told)
+            sdk_logger.propagate = True
 
 
 class SpanHandle:

@@ -145,3 +145,8 @@ def test_a_collector_that_is_down_costs_a_bounded_wait_and_loses_no_result(proje
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started < 15
     assert [case.status for case in read_results(project / "out.jsonl").results] == ["passed"]
+    # one warning line, not the SDK's retry log (a line per attempt, then "Failed to export")
+    told = [line for line in result.output.splitlines() if "OpenTelemetry" in line]
+    assert len(told) == 1 and told[0].startswith("warning: OpenTelemetry: spans are not exported")
+    assert "Transient error" not in result.output.replace(told[0], "")
+    assert "Failed to export" not in result.output
