@@ -275,3 +275,60 @@ def test_a_bad_baseline_exits_2_before_anything_runs(project, args, message):
     assert outcome.exit_code == 2
     assert message in outcome.stderr
     assert not (project / "out.jsonl").exists()
+
+
+# --- one connector against a connector matrix -----------------------------------------------
+# A run on one connector records no connector in its results (its header names it), so
+# without pairing by the header's connector every case was "removed" and every cell "new":
+# adding a second -c switched the regression gate off.
+
+
+def test_the_gate_pairs_a_single_connector_baseline_with_its_column_of_a_matrix(project):
+    good = cases(project / "good.jsonl", "Hello", "hi")
+    assert agent("eval", "probe", good, "-o", "base.jsonl").exit_code == 0  # scripted only
+    worse = cases(project / "worse.jsonl", "Goodbye", "hi")  # hello fails now
+    gated = agent(
+        "eval", "probe", worse, "-c", "scripted", "-c", "echo", "-o", "pr.jsonl",
+        "--baseline", "base.jsonl", "--gate", "regressions",
+    )  # fmt: skip
+    assert gated.exit_code == 1, gated.stdout
+    assert "✗ Regression: hello @ scripted: passed -> failed" in gated.stdout
+    assert "New: hello @ echo: failed" in gated.stdout
+    assert "Removed" not in gated.stdout
+    assert "note: base.jsonl ran on scripted alone: its cases are compared with" in gated.stdout
+    assert "✗ Gate: 1 regression(s) against the baseline: hello @ scripted" in gated.stdout
+    compared = agent("diff", "base.jsonl", "pr.jsonl", "--json")
+    assert compared.exit_code == 1
+    document = json.loads(compared.stdout)
+    assert document["regressions"] == ["hello @ scripted"]
+    assert document["summary"]["removed"] == 0
+    assert document["summary"]["passing"] == 2  # echo @ scripted, add @ scripted
+    assert document["notes"] == [
+        "base.jsonl ran on scripted alone: its cases are compared with the scripted cells"
+        " of pr.jsonl"
+    ]
+
+
+def test_a_single_connector_run_gated_against_a_matrix_baseline_pairs_with_its_column(project):
+    good = cases(project / "good.jsonl", "Hello", "hi")
+    matrix = agent("eval", "probe", good, "-c", "scripted", "-c", "echo", "-o", "main.jsonl")
+    assert matrix.exit_code == 1  # echo fails hello and add: a cell of the baseline
+    worse = cases(project / "worse.jsonl", "Hello", "nope")  # echo fails now
+    gated = agent(
+        "eval", "probe", worse, "-c", "echo", "-o", "pr.jsonl", "--baseline", "main.jsonl",
+        "--gate", "regressions",
+    )  # fmt: skip
+    assert gated.exit_code == 1, gated.stdout
+    assert "✗ Regression: echo @ echo: passed -> failed" in gated.stdout
+    assert "Still failing: hello @ echo" in gated.stdout
+    assert "Removed: hello @ scripted: was passed" in gated.stdout  # no scripted column now
+
+
+def test_two_single_connector_runs_still_pair_by_id_whatever_their_connectors(project):
+    good = cases(project / "good.jsonl", "Hello", "hi")
+    assert agent("eval", "probe", good, "-o", "scripted.jsonl").exit_code == 0
+    assert agent("eval", "probe", good, "-c", "echo", "-o", "echo.jsonl").exit_code == 1
+    compared = agent("diff", "scripted.jsonl", "echo.jsonl", "--json")
+    document = json.loads(compared.stdout)
+    assert document["regressions"] == ["hello", "add"]  # one model against another
+    assert document["notes"] == []

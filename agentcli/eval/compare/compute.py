@@ -47,8 +47,11 @@ def diff_runs(
     timeout) says nothing about the agent: it is not counted unless ``include_infra``."""
     thresholds = thresholds or Thresholds()
     notes: list[str] = []
-    base_runs = _by_id(base, base_source.label, notes)
-    new_runs = _by_id(new, new_source.label, notes)
+    base, new = list(base), list(new)
+    base_on = _paired_column(base, base_source, new, new_source, notes)
+    new_on = _paired_column(new, new_source, base, base_source, notes)
+    base_runs = _by_id(base, base_source.label, notes, base_on)
+    new_runs = _by_id(new, new_source.label, notes, new_on)
     if not include_infra:
         _note_infra(base_runs, base_source.label, notes)
         _note_infra(new_runs, new_source.label, notes)
@@ -61,19 +64,51 @@ def diff_runs(
     return RunDiff(base_source, new_source, cases, alpha, thresholds, notes)
 
 
+def _matrix(results: Sequence[CaseResult]) -> bool:
+    """Whether ``results`` are a connector matrix's (a result names its connector)."""
+    return any(result.connector is not None for result in results)
+
+
+def _paired_column(
+    results: Sequence[CaseResult],
+    source: RunSource,
+    other: Sequence[CaseResult],
+    other_source: RunSource,
+    notes: list[str],
+) -> str | None:
+    """The connector a run that was no matrix is compared on when the other side is one:
+    its header's, so ``extract`` pairs with ``extract @ scripted`` rather than every case
+    being "removed" and every cell "new" (which would let a regression pass the gate).
+    ``None`` when both sides are matrices or neither is (cases then pair by id alone, as
+    when comparing one model with another)."""
+    if _matrix(results) or not _matrix(other):
+        return None
+    if source.connector is None:
+        notes.append(
+            f"{source.label}: its results and header name no connector, so its cases pair"
+            f" with no cell of the connector matrix in {other_source.label}"
+        )
+    else:
+        notes.append(
+            f"{source.label} ran on {source.connector} alone: its cases are compared with"
+            f" the {source.connector} cells of {other_source.label}"
+        )
+    return source.connector
+
+
 def _by_id(
-    results: Iterable[CaseResult], label: str, notes: list[str]
+    results: Iterable[CaseResult], label: str, notes: list[str], connector: str | None = None
 ) -> dict[str, list[CaseResult]]:
     """Results grouped by case id (a matrix's by id and connector: ``id @ connector``), each
     group in run order; results without an id are left out (they match no case), with a
-    note."""
+    note. ``connector`` is the one results that name none ran on (see ``_paired_column``)."""
     groups: dict[str, list[CaseResult]] = {}
     nameless = 0
     for result in results:
         if not result.id:
             nameless += 1
             continue
-        groups.setdefault(cell_label(result.id, result.connector), []).append(result)
+        groups.setdefault(cell_label(result.id, result.connector or connector), []).append(result)
     for group in groups.values():
         group.sort(key=lambda result: result.run or 0)
     if nameless:

@@ -64,6 +64,9 @@ class RunSource:
     started_at: str | None = None
     results: int = 0
     min_pass_rate: float = 100.0  # the bar a case's repeats had to reach in that run
+    # The connector a run that was no matrix ran on (its header's): against a matrix its
+    # cases pair with that connector's cells. None for a matrix, or when the file names none.
+    connector: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

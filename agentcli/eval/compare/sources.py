@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agentcli.errors import CaseFileError, ConfigError
 from agentcli.eval.results.codec import finite
+from agentcli.eval.results.matrix import single_connector
 from agentcli.eval.results.model import CaseResult
 from agentcli.eval.results.reader import LoadedReport, read_results
 
@@ -40,6 +41,7 @@ def source_of(loaded: LoadedReport, label: str) -> RunSource:
         started_at=started if isinstance(started, str) else None,
         results=len(loaded.results),
         min_pass_rate=100.0 if bar is None else bar,
+        connector=single_connector(loaded.header, loaded.summary),
     )
 
 

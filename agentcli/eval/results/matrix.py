@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from .model import CaseResult, JsonObject, RunHeader, Status
+from .model import CaseResult, JsonObject, RunHeader, RunSummary, Status
 
 __all__ = [
     "MATRIX_PASS",
@@ -24,6 +24,7 @@ __all__ = [
     "header_connectors",
     "matrix_of",
     "matrix_pass_of",
+    "single_connector",
 ]
 
 MatrixPass = Literal["all", "any"]
@@ -204,6 +205,22 @@ def header_connectors(header: RunHeader) -> list[str]:
     if not isinstance(listed, list):
         return []
     return [name for name in listed if isinstance(name, str) and name]
+
+
+def single_connector(header: RunHeader, summary: RunSummary | None = None) -> str | None:
+    """The one connector a run that was no matrix ran on, as its header (else its summary)
+    names it; ``None`` for a matrix or when the file names none. Its results carry no
+    connector, so this is what pairs them with one column of a matrix."""
+    if header_connectors(header):
+        return None
+    for value in (
+        header.metadata.get("connector"),  # ours
+        header.extra.get("connector"),  # a header with the connector at its top level
+        summary.connector if summary is not None else None,
+    ):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def matrix_pass_of(header: RunHeader) -> MatrixPass:

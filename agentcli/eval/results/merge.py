@@ -4,7 +4,7 @@ Policy:
 
 - Header and environment come from the first input; ``metadata.merged_from`` lists the
   inputs, ``started_at`` is the earliest and ``completed_at`` the latest of theirs. Inputs
-  naming another agent or connector than the first are reported as warnings.
+  naming another agent (outside a matrix: connector) than the first are warnings.
 - Results keep their own content, written back as they were read; they count as the
   reader typed them (a field of the wrong type ignored or read as text, an unknown status
   counted as ``error``, each a warning). A result
@@ -17,7 +17,10 @@ Policy:
   naming both files; with ``allow_duplicates`` the later one (in input order) replaces the
   earlier in place, with a warning.
 - Results of a matrix (any result naming its connector) get the matrix recomputed too:
-  ``summary.matrix`` and the exit code by the first input's ``--matrix-pass``.
+  ``summary.matrix`` and the exit code by the first input's ``--matrix-pass``; the header
+  and summary name its columns. An input run on one connector (its results name none)
+  merged with a matrix is its header connector's column: its results get that connector,
+  so its ``greet`` and the matrix's ``greet @ that connector`` are one case (a duplicate).
 - The summary is recomputed by ``summarize`` over the merged results; when any result has a
   ``run`` index the stability figures are recomputed from the runs too (results without one
   count as a single run of their case) and stability results given without runs are dropped
@@ -30,7 +33,7 @@ Policy:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -43,6 +46,7 @@ from agentcli.eval.results.matrix import (
     header_connectors,
     matrix_of,
     matrix_pass_of,
+    single_connector,
 )
 from agentcli.eval.results.model import (
     CaseResult,
@@ -129,8 +133,13 @@ def merge_reports(
     if len(names) != len(loaded):
         raise ValueError(f"{len(names)} source names for {len(loaded)} inputs")
     warnings = [warning for report in loaded for warning in report.warnings]
-    agent_id, connector = _identity(loaded, names, warnings)
-    results = _merged_results(loaded, names, allow_duplicates, warnings)
+    columns = _lone_columns(loaded, names, warnings)
+    in_matrix = any(
+        column is not None or any(r.connector is not None for r in report.results)
+        for column, report in zip(columns, loaded, strict=True)
+    )
+    agent_id, connector = _identity(loaded, names, warnings, in_matrix)
+    results = _merged_results(loaded, names, columns, allow_duplicates, warnings)
     cases = [result for _, result in results]
     walls = [_duration(report) for report in loaded]
     summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=max(walls))
@@ -142,6 +151,7 @@ def merge_reports(
     grid = matrix_of(cases, header_connectors(loaded[0].header))
     mode = matrix_pass_of(loaded[0].header)
     if grid is not None:
+        summary.connector = ", ".join(grid.connectors)  # as a matrix run names its columns
         summary.extra["matrix"] = grid.summary(mode, min_pass_rate)
     else:
         warnings += [
@@ -151,7 +161,7 @@ def merge_reports(
             if report.stability_results
         ]
     return MergedReport(
-        header=_header(loaded, names),
+        header=_header(loaded, names, grid),
         results=cases,
         summary=summary,
         stability=stability,
@@ -174,15 +184,40 @@ def write_merged(
     return writer.path
 
 
-def _identity(
+def _lone_columns(
     loaded: Sequence[LoadedReport], names: list[str], warnings: list[str]
+) -> list[str | None]:
+    """Per input, the connector its results are taken to have run on: when some input is a
+    connector matrix, an input that is none (its results name no connector) ran on its
+    header's connector, so its ``greet`` is the matrix's ``greet @ that connector`` (a
+    duplicate, or a re-run of that column) and not another case. ``None`` otherwise."""
+    matrix = [any(r.connector is not None for r in report.results) for report in loaded]
+    if not any(matrix):
+        return [None] * len(loaded)
+    columns: list[str | None] = []
+    for name, report, is_matrix in zip(names, loaded, matrix, strict=True):
+        column = None if is_matrix else single_connector(report.header, report.summary)
+        if not is_matrix and column is None and report.results:
+            warnings.append(
+                f"{name}: its results and header name no connector, so they are kept as"
+                " cases of no column of the matrix"
+            )
+        columns.append(column)
+    return columns
+
+
+def _identity(
+    loaded: Sequence[LoadedReport], names: list[str], warnings: list[str], in_matrix: bool
 ) -> tuple[str, str]:
-    """The first input's agent id and connector; any input differing is a warning."""
+    """The first input's agent id and connector; any input differing is a warning (but
+    for the connectors of a matrix: its columns differ by design)."""
     chosen: dict[str, str] = {}
     for key, label in (("agent_id", "agent"), ("connector", "connector")):
         seen = [(name, _field(report, key)) for name, report in zip(names, loaded, strict=True)]
         known = [(name, value) for name, value in seen if value]
         chosen[key] = known[0][1] if known else ""
+        if key == "connector" and in_matrix:
+            continue  # the merged summary names the matrix's columns instead
         warnings += [
             f"{name}: {label} {value!r} differs from {known[0][0]}'s {chosen[key]!r}; "
             f"the merged report says {chosen[key]!r}"
@@ -204,13 +239,19 @@ _Stamp = tuple[datetime, str]
 
 
 def _merged_results(
-    loaded: Sequence[LoadedReport], names: list[str], allow_duplicates: bool, warnings: list[str]
+    loaded: Sequence[LoadedReport],
+    names: list[str],
+    lone: Sequence[str | None],
+    allow_duplicates: bool,
+    warnings: list[str],
 ) -> list[tuple[int, CaseResult]]:
-    """``(input index, result)`` pairs, de-duplicated and in the documented order."""
+    """``(input index, result)`` pairs, de-duplicated and in the documented order; the
+    results of an input with a ``lone`` column (``_lone_columns``) name that connector."""
     kept: dict[tuple[_Slot, str | None, int | None], tuple[int, CaseResult]] = {}
     first_seen: dict[_Slot, int] = {}
     for source, report in enumerate(loaded):
-        for position, result in enumerate(report.results):
+        for position, read in enumerate(report.results):
+            result = _on_column(read, lone[source])
             # The reader gives every result a str id ("" when it had none) and a whole-number
             # run or none. A result without an id is no case's: kept, never a duplicate.
             case_id, run = result.id, result.run
@@ -243,6 +284,15 @@ def _merged_results(
     return [kept[key] for key in order]
 
 
+def _on_column(result: CaseResult, column: str | None) -> CaseResult:
+    """``result`` as a result of the matrix column ``column`` (a copy: the input's result
+    is not edited), with the connector in what is written back too."""
+    if column is None or result.connector is not None:
+        return result
+    source = None if result.source is None else {**result.source, "connector": column}
+    return replace(result, connector=column, source=source)
+
+
 def _stability(cases: list[CaseResult]) -> list[CaseStability]:
     """Per-case stability figures, cases in the results' order."""
     runs: dict[tuple[str, str | None], list[CaseResult]] = {}
@@ -259,11 +309,19 @@ def _duration(report: LoadedReport) -> int:
     return sum(int(r.duration_ms or 0) for r in report.results)
 
 
-def _header(loaded: Sequence[LoadedReport], names: list[str]) -> RunHeader:
+def _header(loaded: Sequence[LoadedReport], names: list[str], grid: Matrix | None) -> RunHeader:
     """The first input's header (a new one: the file's is not edited); metadata spans
-    every input and lists them."""
+    every input and lists them, and a matrix's columns (the first input may have run on
+    one connector, or on fewer columns than the merged results have)."""
     first = loaded[0].header
     metadata = dict(first.metadata)
+    if grid is not None and header_connectors(first) != grid.connectors:
+        options = metadata.get("options")
+        metadata["options"] = {
+            **(options if isinstance(options, dict) else {}),
+            "connectors": list(grid.connectors),
+        }
+        metadata["connector"] = ", ".join(grid.connectors)
     for key, pick in (("started_at", min), ("completed_at", max)):
         value = _time_bound(loaded, key, pick)
         if value is not None:

@@ -214,3 +214,37 @@ def test_an_infra_run_among_repeats_is_left_out_of_the_counts():
     new[-1].status, new[-1].attribution = "error", "infra"
     (case,) = diff(base, new).cases
     assert (case.new.passed, case.new.counted) == (4, 4)
+
+
+def _on(connector, *items):
+    for item in items:
+        item.connector = connector
+    return list(items)
+
+
+def test_a_single_connector_side_pairs_with_its_connectors_cells_of_a_matrix():
+    base = [result("greet"), result("sum")]  # a run on one connector: no result names it
+    new = [
+        *_on("scripted", result("greet", "failed"), result("sum")),
+        *_on("echo", result("greet"), result("sum", "failed")),
+    ]
+    on_scripted = RunSource("base.jsonl", connector="scripted")
+    compared = diff_runs(base, new, base_source=on_scripted, new_source=NEW)
+    assert kinds(compared) == {
+        "greet @ scripted": "regression",
+        "sum @ scripted": "passing",
+        "greet @ echo": "added",
+        "sum @ echo": "added",
+    }
+    backwards = diff_runs(new, base, base_source=NEW, new_source=on_scripted)
+    assert kinds(backwards)["greet @ scripted"] == "fix"
+    assert kinds(backwards)["sum @ echo"] == "removed"
+
+
+def test_a_side_naming_no_connector_pairs_with_no_cell_and_says_so():
+    compared = diff([result("greet")], _on("scripted", result("greet", "failed")))
+    assert kinds(compared) == {"greet @ scripted": "added", "greet": "removed"}
+    assert compared.notes == [
+        "base.jsonl: its results and header name no connector, so its cases pair with no"
+        " cell of the connector matrix in new.jsonl"
+    ]
