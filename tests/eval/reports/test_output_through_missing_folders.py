@@ -4,11 +4,12 @@ the write would land. An output that is an input is refused (exit 2, even with -
 input untouched and no folder created; so is an existing file that is not a report.
 
 Every command that writes ``-o`` is run as a real process: eval (a run, a dry run, --ctx),
-merge, report and diff."""
+merge, report, diff and extract."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -111,3 +112,14 @@ def test_a_new_output_through_a_missing_folder_is_written(project: Path) -> None
     run = agent(project, "eval", "probe", "@cases.jsonl", "-o", "./x/../new.jsonl")
     assert run.returncode == 0, run.stderr
     assert '"type":"summary"' in (project / "new.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("folder", [".", "./x/.."])
+def test_extract_never_writes_its_index_over_the_results_file(project: Path, folder: str) -> None:
+    # A results file named index.md, extracted into its own folder: the index is it.
+    os.replace(project / "res.jsonl", project / "index.md")
+    before = contents(project)
+    run = agent(project, "extract", "index.md", "-o", folder)
+    assert_refused(run, "index.md", "is the results file")
+    assert contents(project) == before
+    assert not (project / "x").exists()
