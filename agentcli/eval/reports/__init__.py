@@ -238,8 +238,10 @@ def writer_for(
     )
     if check:
         inputs = list(inputs)
-        for target, recognises in writer.targets():
+        targets = writer.targets()
+        for target, recognises in targets:
             check_target(target, recognises=recognises, inputs=inputs, force=force)
+        for target, _ in targets:  # only now: probing creates the folders
             probe_writable(target)
     return writer
 

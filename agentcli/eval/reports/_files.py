@@ -3,8 +3,9 @@ output before a run, atomic replacement, and text every string survives.
 
 - An OS failure becomes "what is wrong" and "what to do" (``explain``).
 - ``check_target`` refuses an output that *is* one of the run's inputs (same inode, also
-  through a symlink or another relative path) and an existing file that is not a report of
-  that format (unless ``force``), then proves the folder takes a file (``probe_writable``).
+  through a symlink, another relative path or a folder not created yet: ``x/../cases.jsonl``)
+  and an existing file that is not a report of that format (unless ``force``), then proves
+  the folder takes a file (``probe_writable``).
 - ``atomic_write_text`` writes beside the target and renames over it: the old file stays
   whole until the new one is complete.
 - JSON text goes to disk with ``errors="backslashreplace"``: a lone surrogate (valid JSON
@@ -34,6 +35,7 @@ __all__ = [
     "check_target",
     "explain",
     "fsync_folder",
+    "landing",
     "probe_writable",
     "real_target",
     "same_file",
@@ -94,10 +96,26 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
+def landing(path: Path) -> Path:
+    """The file a write to ``path`` lands on once its missing folders are created: the
+    symlinks of the part that exists followed, and a ``..`` after a folder that does not
+    exist yet undone by name (``x/../cases.jsonl`` is ``cases.jsonl``: ``x`` will be a
+    plain folder). The kernel cannot say this before the folders exist, so ``stat`` fails."""
+    return Path(os.path.realpath(path))
+
+
 def same_file(a: Path, b: Path) -> bool:
-    """True when both name one existing file (same device and inode)."""
+    """True when both name one existing file (same device and inode), also when a path
+    goes through folders that do not exist yet (``x/../cases.jsonl``)."""
     try:
         return os.path.samefile(a, b)
+    except FileNotFoundError:
+        # A missing folder on the way: compare where the writes would land (a folder
+        # that is a file, ENOTDIR, lands nowhere: creating the folders reports it).
+        try:
+            return os.path.samefile(landing(a), landing(b))
+        except (OSError, ValueError):
+            return False
     except (OSError, ValueError):
         return False
 
@@ -147,20 +165,23 @@ def check_target(
                 f"{flag} {path} is the input file {source}: writing it would destroy the input",
                 hint="choose another output path",
             )
-    if path.exists() and not path.is_file() and not path.is_dir():
+    # What is there now where the write lands, also through folders not created yet
+    # (``x/../notes.txt`` is ``notes.txt``, which must not be replaced unchecked).
+    where = landing(path)
+    if where.exists() and not where.is_file() and not where.is_dir():
         # A report replaces its file by a rename: over /dev/null or a pipe that would put a
         # regular file in its place, so even --force does not.
         raise ConfigError(
             f"{flag} {path} is not a regular file (a device, pipe or socket)",
             hint="name a regular file; reports are written by replacing the file",
         )
-    if not path.exists() or path.is_dir() or force:
+    if not where.exists() or where.is_dir() or force:
         return
     try:
-        empty = path.stat().st_size == 0
+        empty = where.stat().st_size == 0
     except OSError:
         return  # probe_writable reports what is wrong with it
-    head = _head(path)
+    head = _head(where)
     if empty or (head is not None and recognises(head)):
         return  # nothing to lose, or a report of ours: replaced, as promptfoo and inspect do
     raise ConfigError(

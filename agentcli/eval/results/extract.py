@@ -181,6 +181,12 @@ def extract(
             f"cannot extract into {out_dir}: it is a file, not a folder",
             hint="name a folder with -o",
         )
+    if same_file(out_dir / "index.md", path):  # the other names avoid it (_Names); not the index
+        raise ConfigError(
+            f"cannot extract into {out_dir}: its index.md is the results file {path}, "
+            "which writing the index would destroy",
+            hint="name another folder with -o",
+        )
     probe_writable(out_dir / "index.md")  # creates the folder; exit 2 before any file
     names = _Names(out_dir, reserved={"index.md"}, protected=path)
     stable_ids = {str(s.get("id")) for s in loaded.stability_results}
