@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.errors import ConfigError
 from agentcli.eval.results.codec import finite
-from agentcli.eval.results.model import CaseResult
+from agentcli.eval.results.model import CaseResult, RunHeader
 from agentcli.eval.run.runs import results_folder_of
 from agentcli.eval.run.services import case_file_label
 from agentcli.eval.stats.stability import stability_for_case
@@ -34,13 +34,15 @@ _FAILING = ("failed", "error", "timeout")
 
 @dataclass(slots=True)
 class Rerun:
-    """What a re-run takes from an earlier results file: the ids to run again and the
-    results kept as they were (every result of the other cases)."""
+    """What a re-run takes from an earlier results file: the ids to run again, the
+    results kept as they were (every result of the other cases) and the header (the
+    matrix columns and ``--runs`` the re-run goes on with, ``resume.earlier_run``)."""
 
     source: Path
     ids: frozenset[str]
     kept: list[CaseResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    header: RunHeader = field(default_factory=RunHeader)
 
 
 def newest_results(folder: Path) -> Path | None:
@@ -118,4 +120,6 @@ def load_rerun(source: Path) -> Rerun:
     report = read_results(source)
     ids = frozenset(failing_ids(report))
     kept = [result for result in report.results if result.id not in ids]
-    return Rerun(source=source, ids=ids, kept=kept, warnings=list(report.warnings))
+    return Rerun(
+        source=source, ids=ids, kept=kept, warnings=list(report.warnings), header=report.header
+    )

@@ -33,7 +33,7 @@ from agentcli.eval.cases.generate import generate_cases
 from agentcli.eval.cases.load import CaseInfo, CaseSet, open_cases
 from agentcli.eval.cases.model import Case
 from agentcli.eval.cases.parse import parse_case
-from agentcli.eval.results.matrix import Matrix, MatrixPass, header_connectors
+from agentcli.eval.results.matrix import Matrix, MatrixPass
 from agentcli.eval.results.merge import exit_code_for
 from agentcli.eval.results.model import (
     CaseResult,
@@ -58,7 +58,8 @@ from agentcli.eval.run.request import (
     load_context_file,
     refuse_case_options,
 )
-from agentcli.eval.run.rerun import Rerun, load_rerun, rerun_source
+from agentcli.eval.run.rerun import Rerun
+from agentcli.eval.run.resume import EarlierRun, earlier_run
 from agentcli.eval.run.runner import (
     BeforeAllFailed,
     EvalConfig,
@@ -181,6 +182,8 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
     else:
         package = _target(options, spec)
     root = find_assistants_root(options.cwd, options.root) or package.root
+    # Before the run is configured: the header of the file it goes on from settles options.
+    earlier = earlier_run(options, spec, package.id)
     context = load_context_file(options.ctx_file) if options.ctx_file else EvalContext()
     if options.record and options.replay:
         raise ConfigError("give --record or --replay, not both")
@@ -216,7 +219,7 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
             registry.cache = ResponseCache()
             if options.runs_per_case > 1:  # repeats of the agent under test must stay independent
                 registry.uncached = frozenset({package.id})
-        return await _run_input(registry, package, spec, context, options, view, cassettes)
+        return await _run_input(registry, package, spec, context, options, view, cassettes, earlier)
 
 
 def _connectors_env(options: EvalOptions) -> dict[str, str] | None:
@@ -244,6 +247,7 @@ async def _run_input(
     options: EvalOptions,
     view: EvalView,
     cassettes: Cassettes | None,
+    earlier: EarlierRun,
 ) -> int:
     """Run the message, case file, script tests or generated cases ``spec`` names; the
     registry is closed after (its tool servers stopped, its memory store closed)."""
@@ -283,11 +287,11 @@ async def _run_input(
         if spec.kind == "file":
             assert spec.path is not None
             cases = open_cases(spec.path, project_root=project_root_for(spec.path, package))
-            return await _run_cases(config, cases, options, view, spec)
+            return await _run_cases(config, cases, options, view, spec, earlier)
         if spec.kind == "script_tests":
             suite = load_suite(package, spec.value)
             return await _run_cases(
-                config, CaseSet.of(suite.cases()), options, view, spec, suite=suite
+                config, CaseSet.of(suite.cases()), options, view, spec, earlier, suite=suite
             )
         # The generator's calls have a cassette of their own (GENERATION), so a replayed run
         # replays the cases it was given too.
@@ -303,7 +307,7 @@ async def _run_input(
             )
         if generation is not None and generation.records:
             generation.save()
-        return await _run_cases(config, CaseSet.of(generated), options, view, spec)
+        return await _run_cases(config, CaseSet.of(generated), options, view, spec, earlier)
     finally:
         await registry.aclose()
 
@@ -518,15 +522,12 @@ async def _run_cases(
     options: EvalOptions,
     view: EvalView,
     spec: InputSpec,
+    earlier: EarlierRun,
     *,
     suite: ScriptSuite | None = None,
 ) -> int:
     """Plan the run, run it, finish it: the exit code."""
-    source = rerun_source(options, spec.path)
-    rerun = None
-    if source is not None:
-        options.rerun = source  # the header names it, and no -o may write over it
-        rerun = load_rerun(source)
+    rerun = earlier.rerun
     if rerun is not None and not rerun.ids:
         view.info(f"No failed cases in {rerun.source}: nothing to re-run")
         return EXIT_OK
@@ -535,7 +536,7 @@ async def _run_cases(
         return _dry_run(cases, options, view, spec)
     if options.estimate:
         return _estimate(config, cases, view)
-    plan = _plan(config, cases, total, options, spec, suite)
+    plan = _plan(config, cases, total, options, spec, suite, earlier.resumed)
     if rerun is not None:  # the other cases' results are kept as that run wrote them
         plan.rerun, plan.kept = rerun, rerun.kept
     _announce(plan, config, options, view)
@@ -634,15 +635,13 @@ def _plan(
     options: EvalOptions,
     spec: InputSpec,
     suite: ScriptSuite | None,
+    resumed: LoadedReport | None,
 ) -> RunPlan:
     """Check everything the run needs before anything runs (connector, simulators, hooks,
     the results to resume, the output target): bad input is exit 2, not lost results."""
     from agentcli.eval.reports import writer_for
 
     package = config.assistant.package
-    resumed = _resumed_results(options.resume) if options.resume else None
-    if resumed is not None:
-        _resume_columns(resumed, config, options)
     if suite is None:
         connector = _preflight_connector(
             config, cases.infos, need_price=options.max_cost is not None
@@ -1165,16 +1164,6 @@ def _input_files(options: EvalOptions, spec: InputSpec, suite: ScriptSuite | Non
     return [path for path in files if path is not None]
 
 
-def _resumed_results(path: Path) -> LoadedReport:
-    """The finished results of an earlier (interrupted or partial) run, in file order,
-    repaired by the reader (a torn last line is tolerated)."""
-    from agentcli.eval.reports import read_results
-
-    if not path.is_file():
-        raise ConfigError(f"--resume {path}: no such results file")
-    return read_results(path)
-
-
 def _done_cases(
     resumed: LoadedReport,
 ) -> frozenset[tuple[str, int | None] | tuple[str, int | None, str]]:
@@ -1209,15 +1198,6 @@ def _other_columns_warning(resumed: LoadedReport, config: EvalConfig, view: Eval
             f"kept results of connectors this run does not run ({names}) stay in the file; "
             "no case counts as done because of them"
         )
-
-
-def _resume_columns(resumed: LoadedReport, config: EvalConfig, options: EvalOptions) -> None:
-    """``--resume`` of a matrix run without ``-c``/``--matrix``: the matrix goes on with the
-    columns its header lists."""
-    columns = header_connectors(resumed.header)
-    if columns and not (config.connectors or config.connector):
-        config.connectors = tuple(columns)
-        options.connectors = columns
 
 
 def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:

@@ -1,0 +1,105 @@
+"""``--resume`` goes on with the run its file holds (another agent, case file or ``--runs``
+is refused, exit 2, the file untouched; ``--runs`` left out is the header's), and
+``--rerun`` of a connector matrix runs the failures on the matrix's columns."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentcli.eval.reports import read_results
+from tests.cli.test_eval import invoke
+
+ROOT = Path(__file__).resolve().parents[3]
+EXPENSE = ("expense", "@assistants/expense/tests/inputs.jsonl")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """The expense and keyword assistants; cwd is the project."""
+    for name in ("expense", "keyword"):
+        shutil.copytree(ROOT / "assistants" / name, tmp_path / "assistants" / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_ROOT", raising=False)
+    return tmp_path
+
+
+def made(*args: str) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+
+
+def refused(path: Path, *args: str) -> str:
+    """The error of a resume that must not run: exit 2, ``path`` as it was."""
+    before = path.read_bytes()
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert "internal error" not in result.output
+    assert path.read_bytes() == before
+    return result.output
+
+
+def test_resume_with_other_runs_is_refused(project):
+    made(*EXPENSE, "-o", "r.jsonl")  # --runs 1
+    output = refused(project / "r.jsonl", *EXPENSE, "--resume", "r.jsonl", "--runs", "2")
+    assert "that run was made with --runs 1, this one is asked --runs 2" in output
+    assert "-o NEW.jsonl instead of --resume" in output
+
+
+def test_resume_without_runs_takes_the_runs_of_its_file(project):
+    made(*EXPENSE, "--runs", "3", "-o", "runs3.jsonl")
+    whole = read_results(project / "runs3.jsonl")
+    made(*EXPENSE, "--resume", "runs3.jsonl")
+    after = read_results(project / "runs3.jsonl")
+    assert [(r.id, r.run) for r in after.results] == [(r.id, r.run) for r in whole.results]
+    assert after.summary is not None and after.summary.total == 33
+    assert [item["id"] for item in after.stability_results] == [
+        item["id"] for item in whole.stability_results
+    ]
+    assert len(after.stability_results) == 11
+
+
+def test_resume_of_another_agents_file_is_refused(project):
+    made(*EXPENSE, "-o", "r.jsonl")
+    output = refused(
+        project / "r.jsonl",
+        "keyword",
+        "@assistants/keyword/tests/inputs.jsonl",
+        "--resume",
+        "r.jsonl",
+    )
+    assert "that run evaluated agent 'expense', this one evaluates 'keyword'" in output
+
+
+def test_resume_with_another_case_file_is_refused(project):
+    made(*EXPENSE, "-o", "r.jsonl")
+    cases = (project / "assistants/expense/tests/inputs.jsonl").read_text().splitlines()
+    (project / "few.jsonl").write_text("\n".join(cases[:3]) + "\n")
+    output = refused(project / "r.jsonl", "expense", "@few.jsonl", "--resume", "r.jsonl")
+    assert (
+        "that run read the cases of assistants/expense/tests/inputs.jsonl, this one reads "
+        "few.jsonl" in output
+    )
+
+
+def test_resume_from_another_folder_is_the_same_case_file(project, monkeypatch):
+    made(*EXPENSE, "-o", "r.jsonl")
+    monkeypatch.chdir(project / "assistants")
+    result = invoke("expense", "@expense/tests/inputs.jsonl", "--resume", "../r.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "Resume: ../r.jsonl (11 finished results kept)" in result.output
+
+
+def test_rerun_of_a_matrix_runs_the_failures_on_its_columns(project):
+    result = invoke(*EXPENSE, "-c", "scripted", "-c", "echo", "-o", "mat.jsonl")
+    assert result.exit_code == 1, result.output  # echo fails 10 cases
+    result = invoke(*EXPENSE, "--rerun", "mat.jsonl", "-o", "again.jsonl")
+    assert result.exit_code == 1, result.output  # they fail on echo again
+    assert "Matrix: scripted, echo" in result.output
+    again = read_results(project / "again.jsonl")
+    assert len(again.results) == 22
+    assert {r.connector for r in again.results} == {"scripted", "echo"}
+    assert again.summary is not None and again.summary.passed == 12
