@@ -169,6 +169,11 @@ def test_the_runs_own_files_are_no_change(tmp_path):
     assert _is_produced(tmp_path / "a" / "tests" / "output-20260101000000.jsonl", produced)
     assert _is_produced(tmp_path / ".agentcli" / "runs" / "latest", produced)
     assert _is_produced(tmp_path / "report.html", produced)
+    # their hidden temporary names too (written there, then renamed over the file)
+    tests = tmp_path / "a" / "tests"
+    assert _is_produced(tests / ".output-20260101000000.jsonl.6444.bcbd8336.tmp", produced)
+    assert _is_produced(tmp_path / ".report.html.6444.bcbd8336.tmp", produced)
+    assert not _is_produced(tests / ".inputs.jsonl.swp", produced)
     assert _is_produced(tmp_path / "a" / "tests" / "cassettes" / "c1.jsonl", produced)
     assert not _is_produced(tmp_path / "a" / "tests" / "inputs.jsonl", produced)
     assert not _is_produced(tmp_path / "a" / "prompts.yml", produced)
