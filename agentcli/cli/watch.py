@@ -1,7 +1,8 @@
 """``agent eval --watch``: run, then wait for changes (watchfiles: the OS's notifications,
-debounced) to the case files, the assistant packages (prompts, hooks, tools, scripted
-rules) and the project config, and run again only the suites a change touches (every one
-when the config or the connectors file changes). Ctrl-C stops it (exit 130).
+debounced) to the case files (a suite's, or the one the command line's input names), the
+``--ctx`` file, the assistant packages (prompts, hooks, tools, scripted rules) and the
+project config, and run again only the suites a change touches (every one when the config,
+the connectors file or the ``--ctx`` file changes). Ctrl-C stops it (exit 130).
 
 Results written by the runs themselves (the runs folder, ``output-*.jsonl`` beside case
 files, ``-o`` reports, cassettes) are not changes: they would start a run again forever.
@@ -9,6 +10,7 @@ files, ``-o`` reports, cassettes) are not changes: they would start a run again 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -29,17 +31,25 @@ __all__ = ["DEBOUNCE_MS", "Watched", "watch_runs"]
 # chmod) or a `git checkout` starts one run, not several.
 DEBOUNCE_MS = 300
 _IGNORED_PARTS = frozenset({".agentcli", ".git", "__pycache__", "cassettes", ".venv"})
+# A results file or report is written to a hidden name beside it, then renamed over it
+# (agentcli.eval.reports._files.temp_beside): that name is the file's own, no change either
+# (else results beside a case file in a package would start a run after every run).
+_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]+\.tmp")
 
 
 @dataclass(frozen=True, slots=True)
 class Watched:
-    """What one target depends on: its case file and its assistant's package folder."""
+    """What one target depends on: its case file, its assistant's package folder and the
+    other files its run reads (``files``: an input's case file, the ``--ctx`` file)."""
 
     target: Target
     package_dir: Path | None
+    files: frozenset[Path] = frozenset()
 
     def touched_by(self, path: Path) -> bool:
         """Whether a change of ``path`` can change this target's run."""
+        if path in self.files:
+            return True
         if self.target.case_file is not None and path == self.target.case_file:
             return True
         return self.package_dir is not None and path.is_relative_to(self.package_dir)
@@ -52,7 +62,7 @@ def watch_runs(
     try:
         _run(options, targets, run_one, json_events, verbose)
         while True:  # one watcher for as long as the config (so the watched paths) holds
-            watched = [Watched(target, _package_dir(options, target)) for target in targets]
+            watched = [_watched(options, target) for target in targets]
             config_files = _config_files(options)
             for changed in _changes(options, watched):
                 if changed & config_files:
@@ -131,6 +141,7 @@ def _roots(options: EvalOptions, watched: list[Watched]) -> list[Path]:
             roots.add(item.package_dir)
         if item.target.case_file is not None:
             roots.add(item.target.case_file.parent)
+        roots.update(path.parent for path in item.files)
     roots.update(path for path in _config_files(options) if path.exists())
     # A folder inside another watched folder adds nothing (watches are recursive).
     return sorted(
@@ -157,6 +168,9 @@ def _produced(options: EvalOptions) -> list[Path]:
 
 def _is_produced(path: Path, produced: list[Path]) -> bool:
     """Whether ``path`` is one of the runs' own outputs (results, reports, cassettes)."""
+    temp = _TEMP_NAME.fullmatch(path.name)
+    if temp is not None:
+        path = path.with_name(temp["name"])
     if path.name.startswith("output-") or path.name.startswith(".latest-"):
         return True
     if _IGNORED_PARTS.intersection(path.parts):
@@ -190,16 +204,40 @@ def _reload(options: EvalOptions) -> tuple[EvalOptions, list[Target]] | None:
         return None
 
 
-def _package_dir(options: EvalOptions, target: Target) -> Path | None:
-    """The package folder the target runs against (None when it cannot be told now: the
-    run itself will say why)."""
+def _watched(options: EvalOptions, target: Target) -> Watched:
+    """What ``target``'s run depends on: an input's case file (a suite's case file is the
+    target's own), the ``--ctx`` file (every run reads it) and the package folder."""
+    case_file = target.case_file or _input_case_file(options)
+    files = {case_file} if case_file is not None else set()
+    if options.ctx_file is not None:
+        files.add((options.cwd / options.ctx_file).resolve())
+    return Watched(target, _package_dir(options, case_file), frozenset(files))
+
+
+def _input_case_file(options: EvalOptions) -> Path | None:
+    """The case file the command line's input names (``@cases.jsonl`` or a path), resolved;
+    None for a message or generated cases, or when it cannot be told now (the run says why)."""
+    from agentcli.eval.run.request import classify_input
+
+    if not options.input:
+        return None
+    try:
+        spec = classify_input(options.input, options.cwd)
+    except AgentCliError:
+        return None
+    return spec.path if spec.kind == "file" else None
+
+
+def _package_dir(options: EvalOptions, case_file: Path | None) -> Path | None:
+    """The package folder a run of ``case_file`` (None: of a message) is against (None when
+    it cannot be told now: the run itself will say why)."""
     from agentcli.assistant.package import find_assistants_root, find_package_dir, resolve_assistant
 
     try:
         root = find_assistants_root(options.cwd, options.root)
         name = options.assistant
-        if name is None and target.case_file is not None:
-            found = find_package_dir(target.case_file.parent)
+        if name is None and case_file is not None:
+            found = find_package_dir(case_file.parent)
             if found is not None:
                 return found.absolute()
             name = options.default_assistant

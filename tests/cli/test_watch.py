@@ -1,6 +1,7 @@
 """`agent eval --watch` in a real process on a real project: a change to a package re-runs
 only its suites, a case file change re-runs its suite, a config change re-runs all, the
-runs' own results start nothing, and Ctrl-C ends it promptly with 130."""
+runs' own results start nothing, and Ctrl-C ends it promptly with 130; with an input, a
+change to its case file or the --ctx file runs it again."""
 
 from __future__ import annotations
 
@@ -147,6 +148,50 @@ def test_watch_reruns_only_what_a_change_touches_and_stops_on_ctrl_c(project):
             process.wait(timeout=10)
 
 
+def test_watch_of_an_input_reruns_when_its_case_file_or_ctx_file_changes(tmp_path):
+    # no project: a case file given on the command line, outside the package
+    shutil.copytree(PROBE, tmp_path / "assistants" / "alpha")
+    cases = tmp_path / "loose" / "c.jsonl"
+    write_cases(cases, [{"id": "hello", "input": "hello"}])
+    ctx = tmp_path / "ctx.json"
+    ctx_args = ["--ctx", "ctx.json"]
+    ctx.write_text('{"locale": "en-us"}', encoding="utf-8")
+    env = {**os.environ, "AGENTCLI_HOME": str(tmp_path / "home"), "PROBE_LOG": os.devnull}
+    env.pop("AGENT_ROOT", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentcli", "eval", "alpha", "@loose/c.jsonl", *ctx_args, "--watch"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        lines = Lines(process.stderr)
+        lines.wait_for("watch: watching for changes (Ctrl-C stops)")
+        assert lines.quiet_for(1.5) == []  # its output-*.jsonl beside the cases is no change
+
+        write_cases(cases, [{"id": "hello", "input": "hello"}, {"id": "added", "input": "hi"}])
+        taken = lines.wait_for("re-running")
+        assert taken[-1] == "watch: loose/c.jsonl changed: re-running the input"
+        lines.wait_for("watch: watching for changes")
+        newest = sorted(cases.parent.glob("output-*.jsonl"))[-1]
+        ids = [json.loads(line).get("id") for line in newest.read_text().splitlines()]
+        assert "added" in ids
+
+        ctx.write_text('{"locale": "fr-fr"}', encoding="utf-8")
+        taken = lines.wait_for("re-running")
+        assert taken[-1] == "watch: ctx.json changed: re-running the input"
+        lines.wait_for("watch: watching for changes")
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=15) in (130, -signal.SIGINT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def test_a_change_reruns_every_target_of_the_suites_it_touches(tmp_path):
     from agentcli.cli.suite_runs import Target
     from agentcli.cli.watch import Watched, _affected
@@ -169,6 +214,11 @@ def test_the_runs_own_files_are_no_change(tmp_path):
     assert _is_produced(tmp_path / "a" / "tests" / "output-20260101000000.jsonl", produced)
     assert _is_produced(tmp_path / ".agentcli" / "runs" / "latest", produced)
     assert _is_produced(tmp_path / "report.html", produced)
+    # their hidden temporary names too (written there, then renamed over the file)
+    tests = tmp_path / "a" / "tests"
+    assert _is_produced(tests / ".output-20260101000000.jsonl.6444.bcbd8336.tmp", produced)
+    assert _is_produced(tmp_path / ".report.html.6444.bcbd8336.tmp", produced)
+    assert not _is_produced(tests / ".inputs.jsonl.swp", produced)
     assert _is_produced(tmp_path / "a" / "tests" / "cassettes" / "c1.jsonl", produced)
     assert not _is_produced(tmp_path / "a" / "tests" / "inputs.jsonl", produced)
     assert not _is_produced(tmp_path / "a" / "prompts.yml", produced)
