@@ -95,6 +95,14 @@ def test_a_single_connector_run_writes_no_matrix_keys(project):
     assert header["metadata"]["options"]["connector"] == A
 
 
+def test_matrix_pass_any_without_a_matrix_is_refused(project):
+    # it was accepted and did nothing, where --alpha, --max-runs ... without theirs are exit 2
+    run = eval_("-c", A, "--matrix-pass", "any", "-o", "one.jsonl")
+    assert run.exit_code == 2, run.output
+    assert "error: --matrix-pass any applies to a connector matrix" in run.output
+    assert not (project / "one.jsonl").exists()
+
+
 def test_matrix_pass_any_passes_a_case_that_passes_on_one_connector(project):
     run = eval_(*MATRIX, "--matrix-pass", "any", "-o", "any.jsonl")
     assert run.exit_code == 0, run.output

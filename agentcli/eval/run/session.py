@@ -642,6 +642,12 @@ def _plan(
     from agentcli.eval.reports import writer_for
 
     package = config.assistant.package
+    if options.matrix_pass == "any" and not config.connectors:
+        raise ConfigError(
+            "--matrix-pass any applies to a connector matrix (-c given several times, or "
+            "--matrix), and this run is on one connector",
+            hint="give the connectors: -c A -c B --matrix-pass any, or leave --matrix-pass out",
+        )
     if suite is None:
         connector = _preflight_connector(
             config, cases.infos, need_price=options.max_cost is not None
