@@ -164,6 +164,26 @@ def test_check_of_one_package_with_a_connector_whose_api_base_has_no_scheme(
     ]
 
 
+def test_check_refuses_a_misspelt_connector_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `api_bse` passed on as an option sent the request, key and all, to api.openai.com
+    root = write(
+        tmp_path / "assistants", {"demo/package.yao": '{"name": "Demo", "connector": "lm"}'}
+    )
+    (tmp_path / "connectors.yml").write_text(
+        'lm: {model: openai/m, api_bse: "http://127.0.0.1:9/v1", api_key: none}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:2] == [
+        f"✗ demo  ({root / 'demo'})",
+        f"    error: {tmp_path / 'connectors.yml'}:1: lm.api_bse: unknown connector key "
+        "(did you mean 'api_base'?)",
+    ]
+
+
 def test_check_reports_every_problem_of_every_file_at_once(tmp_path: Path) -> None:
     """Not the first problem of a package, nor the first of a file: all of them, each with
     its file and line, in one run (a broken package.yao does not hide the other files)."""
