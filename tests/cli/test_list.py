@@ -284,6 +284,18 @@ def test_check_finds_a_kb_collection_without_its_folder(tmp_path: Path) -> None:
     )
 
 
+def test_check_refuses_a_field_named_twice(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {"k/package.yao": '{"name": "k",\n "connector": "scripted",\n "connector": "echo"}'},
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[1] == (
+        f'    error: {root / "k" / "package.yao"}:3:2: duplicate key "connector" (first at line 2)'
+    )
+
+
 def test_check_names_an_unknown_field_once(tmp_path: Path) -> None:
     root = write(
         tmp_path / "assistants",
