@@ -487,7 +487,8 @@ def _unknown(
         if assistants_root is not None:
             looked.append(assistants_root.parent / CONNECTORS_FILE)
         looked.append(Path.home() / ".config" / "agentcli" / CONNECTORS_FILE)
-        message += f"; no aliases defined (looked for {', '.join(map(str, looked))})"
+        shown = dict.fromkeys(map(str, looked))  # the folder above the root may be the cwd
+        message += f"; no aliases defined (looked for {', '.join(shown)})"
     return ConfigError(
         message,
         hint="use echo, scripted, scripted:<file>, python:<module>:<function>, an alias from "

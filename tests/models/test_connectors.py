@@ -475,6 +475,15 @@ def test_unknown_name_without_connectors_file(project, home):
     )
 
 
+def test_unknown_name_from_the_project_folder_names_each_place_once(project, home):
+    with pytest.raises(ConfigError) as caught:
+        resolve("ecko", project, cwd=project["root"])
+    assert caught.value.message.endswith(
+        f"(looked for {project['root'] / 'connectors.yml'}, "
+        f"{home / '.config/agentcli/connectors.yml'})"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
