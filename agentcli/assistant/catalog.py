@@ -164,9 +164,10 @@ async def check_package(
     ]
     report.warnings += package.warnings
     report.warnings += option_warnings(package)
-    for check in (_locales, _prompts, _hooks, _knowledge):
+    for check in (_locales, _prompts, _hooks, _knowledge, _db_models):
         _collect(report, check, package)
     _collect(report, _connector, package, cwd, env)
+    _collect(report, _embedding, package, cwd, env)
     try:
         await _tools(report, package, env)
         report.tools = tool_count(package, env)
@@ -186,6 +187,61 @@ def _knowledge(report: PackageReport, package: AssistantPackage) -> None:
                 f"{package.path / 'package.yao'}: kb collection {name!r} has no folder "
                 f"kb/{name}/ (put its .md, .txt and .json files there)"
             )
+
+
+def _db_models(report: PackageReport, package: AssistantPackage) -> None:
+    """Every ``db.models`` name is a data model of the package (``models/<name>.mod.yao``);
+    a db search of another one fails each case."""
+    from agentcli.assistant.data.schema import did_you_mean, load_models
+
+    wanted = package.search_config.db_models if package.search_config is not None else ()
+    if not wanted:
+        return
+    specs = load_models(package.path, package.id)  # a broken model file: that error
+    own = {name for spec in specs for name in (spec.id, spec.process_id)}
+    ids = sorted(spec.id for spec in specs)
+    for index, name in enumerate(wanted):
+        if name in own or (
+            name.startswith("agents.") and not name.startswith(f"agents.{package.id}.")
+        ):
+            continue  # another package's model is known only once that package loads
+        line = _line(package, "db", "models", index)
+        if not specs:
+            problem = "but the package has no data models (no models/*.mod.yao)"
+        else:
+            problem = f"which is no data model of the package{did_you_mean(name, ids)} " + (
+                f"(models: {', '.join(ids)})"
+            )
+        report.errors.append(f"{package.file}{line}: db.models names {name!r}, {problem}")
+
+
+def _embedding(
+    report: PackageReport, package: AssistantPackage, cwd: Path, env: Mapping[str, str]
+) -> None:
+    """``kb.embedding`` resolves to a connector with an embeddings endpoint, as the kb
+    search of each case would resolve it (a missing key is the machine's: a warning)."""
+    from agentcli.assistant.search.embeddings import resolve_embedder
+
+    spec = package.search_config.kb.embedding if package.search_config is not None else None
+    if not spec or not package.search_config or not package.search_config.kb.collections:
+        return
+    try:
+        resolve_embedder(
+            spec, package_dir=package.path, cwd=cwd, assistants_root=package.root, env=env
+        )
+    except AgentCliError as error:
+        line = _line(package, "kb", "embedding")
+        problem = f"{package.file}{line}: kb.embedding {spec!r}: {error}"
+        (report.warnings if "API key" in error.message else report.errors).append(problem)
+
+
+def _line(package: AssistantPackage, *path: str | int) -> str:
+    """``:line`` of a value of package.yao, or nothing when it cannot be told."""
+    from agentcli.assistant.data.positions import value_lines
+    from agentcli.assistant.jsonc import read_text
+
+    line = value_lines(read_text(package.file)).get(path)
+    return f":{line}" if line is not None else ""
 
 
 def _collect(report: PackageReport, check: Any, *args: Any) -> None:

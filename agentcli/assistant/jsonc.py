@@ -2,7 +2,8 @@
 
 Comments and trailing commas are blanked out with spaces (newlines kept), so the cleaned text
 has the same length and line structure as the original and every error position reported by
-``json`` is a position in the file the user wrote.
+``json`` is a position in the file the user wrote. A key named twice in one object is an
+error at the second one, as in case files and YAML (``json`` would silently keep the last).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentcli.datafiles import loads_json
+from agentcli.datafiles import DuplicateKeyError, loads_json
 from agentcli.datafiles import read_text as read_data_text
 from agentcli.errors import PackageError
 
@@ -61,14 +62,16 @@ def parse_jsonc(text: str, *, path: str | None = None) -> Any:
     text = text.removeprefix("\ufeff")
     try:
         # Fast path: most files are plain JSON.
-        return loads_json(text)
-    except json.JSONDecodeError:
+        return loads_json(text, unique_keys=True)
+    except (json.JSONDecodeError, DuplicateKeyError):
         pass
     cleaned = strip_jsonc(text, path=path)
     if not cleaned.strip():
         raise PackageError("file is empty; expected a JSON object", path=path)
     try:
-        return loads_json(cleaned)
+        return loads_json(cleaned, unique_keys=True)
+    except DuplicateKeyError as exc:
+        raise _duplicate(cleaned, exc.key, path) from None
     except json.JSONDecodeError as exc:
         raise PackageError(
             f"invalid JSON: {exc.msg}",
@@ -77,6 +80,63 @@ def parse_jsonc(text: str, *, path: str | None = None) -> Any:
             column=exc.colno,
             hint="package files are JSON; // and /* */ comments and trailing commas are allowed",
         ) from None
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip(text: str, index: int) -> int:
+    """The index of the first character at or after ``index`` that is no JSON whitespace."""
+    while text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def _duplicate(cleaned: str, key: str, path: str | None) -> PackageError:
+    """The error for a key named twice in one object, at its second occurrence (the text
+    parsed, so walking it cannot fail)."""
+    found = _first_repeat(cleaned, 0)[1]
+    if found is None:  # not reached: json found the repeat, so the walk finds one too
+        return PackageError(f'duplicate key "{key}" in one object', path=path)
+    key, first, second = found
+
+    def line(offset: int) -> int:
+        return cleaned.count("\n", 0, offset) + 1
+
+    return PackageError(
+        f"duplicate key {json.dumps(key, ensure_ascii=False)} (first at line {line(first)})",
+        path=path,
+        line=line(second),
+        column=second - cleaned.rfind("\n", 0, second),
+        hint="remove one of them: only the last would be used",
+    )
+
+
+def _first_repeat(text: str, index: int) -> tuple[int, tuple[str, int, int] | None]:
+    """Walk the value at ``index``: the index after it and the first repeated key found
+    in it (the key, the offsets of its first and second occurrence)."""
+    index = _skip(text, index)
+    opener = text[index]
+    if opener not in "{[":
+        return _DECODER.raw_decode(text, index)[1], None
+    closer = "}" if opener == "{" else "]"
+    seen: dict[str, int] = {}
+    index = _skip(text, index + 1)
+    while text[index] != closer:
+        if opener == "{":
+            start = index
+            key, index = _DECODER.raw_decode(text, index)
+            if key in seen:
+                return index, (key, seen[key], start)
+            seen[key] = start
+            index = text.index(":", index) + 1
+        index, found = _first_repeat(text, index)
+        if found is not None:
+            return index, found
+        index = _skip(text, index)
+        if text[index] == ",":
+            index = _skip(text, index + 1)
+    return index + 1, None
 
 
 def read_text(path: Path) -> str:

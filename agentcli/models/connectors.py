@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from agentcli.datafiles import line_of, read_yaml_lines
+from agentcli.datafiles import YamlLines, line_of, read_yaml_lines
 from agentcli.errors import ConfigError, PackageError
 from agentcli.models.base import Model
 from agentcli.models.offline import EchoModel, FunctionModel, load_function
@@ -66,6 +66,12 @@ _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _ENV_REF = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
 _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
 _FIELDS = ("model", "api_base", "api_key")
+# The keys agentcli reads itself; every other key is a call option passed to the provider.
+_KNOWN_KEYS = (*_FIELDS, "timeout", "retry", "max_response_bytes", "price", "transport", "verify")
+# A key this close to a known one is its typo, not a provider option (`api_bse` would
+# otherwise be sent as an option while the request, with the key, goes to the default
+# endpoint); the real options (`api_version`, `max_retries`, `stream_timeout`) stay below it.
+_TYPO_CUTOFF = 0.8
 CONNECTORS_FILE = "connectors.yml"
 CONNECTORS_VARIABLE = "AGENT_CONNECTORS"  # a connectors file to use instead of searching
 
@@ -114,6 +120,7 @@ def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
                 f"{path}:{line}: {name}.model: missing; give a litellm model string like "
                 "openai/gpt-4o-mini"
             )
+        _refuse_typos(path, lines, name, value)
         for key in ("api_base", "api_key"):
             if value.get(key) is not None and not isinstance(value[key], str):
                 raise ConfigError(
@@ -129,6 +136,21 @@ def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
             line=line,
         )
     return configs
+
+
+def _refuse_typos(path: Path, lines: YamlLines, name: str, value: Mapping[Any, Any]) -> None:
+    """A ``ConfigError`` at the first key that is a near miss of a known connector key."""
+    for key in value:
+        if str(key) in _KNOWN_KEYS:
+            continue
+        close = difflib.get_close_matches(str(key).lower(), _KNOWN_KEYS, n=1, cutoff=_TYPO_CUTOFF)
+        if close:
+            raise ConfigError(
+                f"{path}:{line_of(lines, (name, key))}: {name}.{key}: unknown connector key "
+                f"(did you mean {close[0]!r}?)",
+                hint=f"the keys agentcli reads are {', '.join(_KNOWN_KEYS)}; a key not close "
+                "to one of them is passed to the provider as a call option",
+            )
 
 
 def find_connectors_files(
@@ -465,7 +487,8 @@ def _unknown(
         if assistants_root is not None:
             looked.append(assistants_root.parent / CONNECTORS_FILE)
         looked.append(Path.home() / ".config" / "agentcli" / CONNECTORS_FILE)
-        message += f"; no aliases defined (looked for {', '.join(map(str, looked))})"
+        shown = dict.fromkeys(map(str, looked))  # the folder above the root may be the cwd
+        message += f"; no aliases defined (looked for {', '.join(shown)})"
     return ConfigError(
         message,
         hint="use echo, scripted, scripted:<file>, python:<module>:<function>, an alias from "

@@ -85,6 +85,28 @@ def test_unterminated_block_comment() -> None:
     assert "unterminated /* comment" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ('{"name": "k", "connector": "scripted", "connector": "echo"}', (1, 40), "connector"),
+        ('{\n  "a": {"x": 1, // c\n  "x": 2},\n}', (3, 3), "x"),
+        ('[{"b": 1}, {"c": [1, {"d": 1,\n "d": 2}]}]', (2, 2), "d"),
+    ],
+)
+def test_a_key_named_twice_in_one_object_is_refused_at_the_second(
+    text: str, where: tuple[int, int], message: str
+) -> None:
+    # json would keep the last silently: a package's second "connector" won unnoticed
+    with pytest.raises(PackageError) as info:
+        parse_jsonc(text, path="f.yao")
+    assert (info.value.line, info.value.column) == where
+    assert info.value.detail.startswith(f'duplicate key "{message}" (first at line ')
+
+
+def test_the_same_key_in_different_objects_is_fine() -> None:
+    assert parse_jsonc('{"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 3}]}')["b"] == {"x": 2}
+
+
 def test_empty_file() -> None:
     with pytest.raises(PackageError, match="file is empty"):
         parse_jsonc("  // only a comment\n", path="f.yao")

@@ -198,6 +198,18 @@ def test_syntax_error_points_into_package_file(tmp_path: Path) -> None:
     )
 
 
+def test_a_field_named_twice_is_refused_with_its_line(tmp_path: Path) -> None:
+    folder = make_package(
+        tmp_path / "bot", '{"name": "k",\n "connector": "scripted",\n "connector": "echo"}'
+    )
+    with pytest.raises(PackageError) as info:
+        load_package(folder)
+    assert str(info.value).splitlines()[0] == (
+        f'{folder / "package.yao"}:3:2: duplicate key "connector" (first at line 2)'
+    )
+    assert info.value.exit_code == 2
+
+
 def test_null_means_not_set_and_single_tag_string(tmp_path: Path) -> None:
     package = load_package(
         make_package(tmp_path / "bot", {"name": "Bot", "avatar": None, "tags": "Solo"})

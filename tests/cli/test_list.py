@@ -164,6 +164,26 @@ def test_check_of_one_package_with_a_connector_whose_api_base_has_no_scheme(
     ]
 
 
+def test_check_refuses_a_misspelt_connector_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `api_bse` passed on as an option sent the request, key and all, to api.openai.com
+    root = write(
+        tmp_path / "assistants", {"demo/package.yao": '{"name": "Demo", "connector": "lm"}'}
+    )
+    (tmp_path / "connectors.yml").write_text(
+        'lm: {model: openai/m, api_bse: "http://127.0.0.1:9/v1", api_key: none}\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:2] == [
+        f"✗ demo  ({root / 'demo'})",
+        f"    error: {tmp_path / 'connectors.yml'}:1: lm.api_bse: unknown connector key "
+        "(did you mean 'api_base'?)",
+    ]
+
+
 def test_check_reports_every_problem_of_every_file_at_once(tmp_path: Path) -> None:
     """Not the first problem of a package, nor the first of a file: all of them, each with
     its file and line, in one run (a broken package.yao does not hide the other files)."""
@@ -262,6 +282,74 @@ def test_check_finds_a_kb_collection_without_its_folder(tmp_path: Path) -> None:
         f"    error: {root / 'hd' / 'package.yao'}: kb collection 'nosuch' has no folder "
         "kb/nosuch/ (put its .md, .txt and .json files there)"
     )
+
+
+def test_check_refuses_a_field_named_twice(tmp_path: Path) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {"k/package.yao": '{"name": "k",\n "connector": "scripted",\n "connector": "echo"}'},
+    )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[1] == (
+        f'    error: {root / "k" / "package.yao"}:3:2: duplicate key "connector" (first at line 2)'
+    )
+
+
+def test_check_finds_db_models_that_are_no_data_model_of_the_package(tmp_path: Path) -> None:
+    # eval errored each case ("has no data models") while --check said ✓
+    root = tmp_path / "assistants"
+    shutil.copytree(ASSISTANTS / "helpdesk", root / "hd")
+    shutil.copytree(ASSISTANTS / "shop", root / "shop")
+    for name, models in (("hd", '["nope"]'), ("shop", '["order",\n "ordr"]')):
+        file = root / name / "package.yao"
+        file.write_text(
+            file.read_text().replace('"name":', f'"db": {{"models": {models}}},\n"name":', 1)
+        )
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    out = result.stdout.splitlines()
+    assert out[1] == (
+        f"    error: {root / 'hd' / 'package.yao'}:5: db.models names 'nope', but the package "
+        "has no data models (no models/*.mod.yao)"
+    )
+    assert (
+        f"    error: {root / 'shop' / 'package.yao'}:6: db.models names 'ordr', which is no "
+        'data model of the package (did you mean "order"?) (models: customer, order)'
+    ) in out
+
+
+def test_check_finds_a_kb_embedding_that_names_no_connector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write(
+        tmp_path / "assistants",
+        {
+            "hd/package.yao": '{"name": "Hd", "connector": "echo",\n'
+            ' "kb": {"collections": ["faq"],\n "embedding": "nosuchconn"}}',
+            "hd/kb/faq/a.md": "# A\ntext\n",
+            "off/package.yao": '{"name": "Off", "connector": "echo",\n'
+            ' "kb": {"collections": ["faq"], "embedding": "echo"}}',
+            "off/kb/faq/a.md": "# A\ntext\n",
+            "keyed/package.yao": '{"name": "Keyed", "connector": "echo",\n'
+            ' "kb": {"collections": ["faq"], "embedding": "openai/text-embedding-3-small"}}',
+            "keyed/kb/faq/a.md": "# A\ntext\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--root", str(root), "--check")
+    assert result.exit_code == 1
+    out = result.stdout
+    assert (
+        f"    error: {root / 'hd' / 'package.yao'}:3: kb.embedding 'nosuchconn': unknown "
+        "connector 'nosuchconn'; no aliases defined" in out
+    )
+    assert (
+        f"    error: {root / 'off' / 'package.yao'}:2: kb.embedding 'echo': kb.embedding: "
+        "connector 'echo' has no embeddings endpoint" in out
+    )
+    assert "! keyed" in out  # no OPENAI_API_KEY here: the machine's business, a warning
+    assert "warning: " + str(root / "keyed" / "package.yao") + ":2: kb.embedding" in out
 
 
 def test_check_names_an_unknown_field_once(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -474,6 +475,15 @@ def test_unknown_name_without_connectors_file(project, home):
     )
 
 
+def test_unknown_name_from_the_project_folder_names_each_place_once(project, home):
+    with pytest.raises(ConfigError) as caught:
+        resolve("ecko", project, cwd=project["root"])
+    assert caught.value.message.endswith(
+        f"(looked for {project['root'] / 'connectors.yml'}, "
+        f"{home / '.config/agentcli/connectors.yml'})"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -518,6 +528,54 @@ def test_load_connectors_file_shapes(tmp_path):
         2,
     )
     assert load_connectors_file(write(tmp_path / "empty.yml", "")) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "known"),
+    [
+        ('x: {model: openai/m, api_bse: "http://127.0.0.1:9/v1"}\n', 1, "api_bse", "api_base"),
+        (
+            "x:\n  model: openai/m\n  api_kye: sk-proj-abcdefghijklmnop1234\n",
+            3,
+            "api_kye",
+            "api_key",
+        ),
+        ("x:\n  model: openai/m\n  Timout: 3\n", 3, "Timout", "timeout"),
+        ("x:\n  modle: openai/m\n  model: openai/m\n", 2, "modle", "model"),
+    ],
+)
+def test_a_misspelt_connector_key_is_an_error_at_its_line(tmp_path, text, line, key, known):
+    # Passed on as a call option, `api_bse` sent the request (and the key) to api.openai.com.
+    path = write(tmp_path / "connectors.yml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_connectors_file(path)
+    assert caught.value.message == (
+        f"{path}:{line}: x.{key}: unknown connector key (did you mean {known!r}?)"
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_keys_far_from_a_known_one_are_passed_to_the_provider(tmp_path):
+    options = {"api_version": "preview", "max_retries": 2, "stream_timeout": 5, "top_p": 1}
+    text = "x:\n  model: azure/gpt\n" + "".join(f"  {k}: {v}\n" for k, v in options.items())
+    path = write(tmp_path / "connectors.yml", text)
+    assert load_connectors_file(path)["x"].options == options
+
+
+def test_a_misspelt_key_stops_run_before_any_call(tmp_path):
+    write(tmp_path / "connectors.yml", 'x: {model: openai/m, api_bse: "http://127.0.0.1:9/v1"}\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "agentcli", "run", "-c", "x", "hi"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path), "OPENAI_API_KEY": SECRET},
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "connectors.yml:1: x.api_bse: unknown connector key (did you mean 'api_base'?)" in (
+        result.stderr
+    )
 
 
 def test_config_repr_hides_the_key():
