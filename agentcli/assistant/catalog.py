@@ -25,6 +25,7 @@ __all__ = [
     "PackageReport",
     "check_aliases",
     "check_package",
+    "search_problems",
     "summarize_package",
     "tool_count",
 ]
@@ -175,6 +176,21 @@ async def check_package(
         report.errors.append(str(error))
     report.errors = list(dict.fromkeys(report.errors))
     return report
+
+
+def search_problems(
+    package: AssistantPackage, *, cwd: Path, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """What ``agent list --check`` finds wrong with the package's search settings (a
+    ``db.models`` name no data model has, a ``kb.embedding`` no connector answers), each at
+    its package.yao line: a run refuses them before its first case, which would fail on each."""
+    if package.search_config is None:
+        return []
+    report = PackageReport(id=package.id, path=package.path)
+    for check in (_knowledge, _db_models):
+        _collect(report, check, package)
+    _collect(report, _embedding, package, cwd, os.environ if env is None else env)
+    return list(dict.fromkeys(report.errors))
 
 
 def _knowledge(report: PackageReport, package: AssistantPackage) -> None:

@@ -196,6 +196,7 @@ async def _run_eval(options: EvalOptions, view: EvalView) -> int:
         )
     cassettes = _cassettes(options, spec) if options.record or options.replay else None
     await _check_sandbox(package)
+    _check_search(package, options)
     if cassettes is not None:  # the header records where the run's cassettes are
         options.cassettes = cassettes.folder
     # One state folder per run (not per case): BeforeAll, Before, the cases, their delegates
@@ -237,6 +238,18 @@ async def _check_sandbox(package: AssistantPackage) -> None:
         from agentcli.assistant.sandbox.bwrap import check_bwrap
 
         await check_bwrap()
+
+
+def _check_search(package: AssistantPackage, options: EvalOptions) -> None:
+    """A ``db.models`` name no data model has, or a ``kb.embedding`` no connector answers,
+    is bad input before the first case (each case's search would fail on it)."""
+    if package.search_config is None:  # the common case: nothing to read
+        return
+    from agentcli.assistant.catalog import search_problems
+
+    problems = search_problems(package, cwd=options.cwd, env=_connectors_env(options))
+    if problems:
+        raise ConfigError("; ".join(problems), hint="agent list --check lists every problem")
 
 
 async def _run_input(
