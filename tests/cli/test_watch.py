@@ -83,17 +83,22 @@ def project(tmp_path):
     return tmp_path
 
 
-def test_watch_reruns_only_what_a_change_touches_and_stops_on_ctrl_c(project):
-    env = {**os.environ, "AGENTCLI_HOME": str(project / "home"), "PROBE_LOG": os.devnull}
+def start_watch(folder: Path, *args: str) -> subprocess.Popen[str]:
+    """``agent eval ARGS`` in ``folder`` (its memory in folder/home), its stderr to read."""
+    env = {**os.environ, "AGENTCLI_HOME": str(folder / "home"), "PROBE_LOG": os.devnull}
     env.pop("AGENT_ROOT", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentcli", "eval", "--watch"],
-        cwd=project,
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentcli", "eval", *args],
+        cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
+
+
+def test_watch_reruns_only_what_a_change_touches_and_stops_on_ctrl_c(project):
+    process = start_watch(project, "--watch")
     try:
         lines = Lines(process.stderr)
         lines.wait_for("watch: watching for changes (Ctrl-C stops)")
@@ -156,16 +161,7 @@ def test_watch_of_an_input_reruns_when_its_case_file_or_ctx_file_changes(tmp_pat
     ctx = tmp_path / "ctx.json"
     ctx_args = ["--ctx", "ctx.json"]
     ctx.write_text('{"locale": "en-us"}', encoding="utf-8")
-    env = {**os.environ, "AGENTCLI_HOME": str(tmp_path / "home"), "PROBE_LOG": os.devnull}
-    env.pop("AGENT_ROOT", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentcli", "eval", "alpha", "@loose/c.jsonl", *ctx_args, "--watch"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    process = start_watch(tmp_path, "alpha", "@loose/c.jsonl", *ctx_args, "--watch")
     try:
         lines = Lines(process.stderr)
         lines.wait_for("watch: watching for changes (Ctrl-C stops)")
