@@ -72,6 +72,9 @@ _KNOWN_KEYS = (*_FIELDS, "timeout", "retry", "max_response_bytes", "price", "tra
 # otherwise be sent as an option while the request, with the key, goes to the default
 # endpoint); the real options (`api_version`, `max_retries`, `stream_timeout`) stay below it.
 _TYPO_CUTOFF = 0.8
+# Other tools' names for a known key: sent on as an option, the setting would be unset (an
+# OpenAI-compatible request, with its key, would go to api.openai.com instead).
+_OTHER_NAMES = {"base_url": "api_base"}  # the openai SDK's name
 CONNECTORS_FILE = "connectors.yml"
 CONNECTORS_VARIABLE = "AGENT_CONNECTORS"  # a connectors file to use instead of searching
 
@@ -139,11 +142,14 @@ def load_connectors_file(path: Path) -> dict[str, ConnectorConfig]:
 
 
 def _refuse_typos(path: Path, lines: YamlLines, name: str, value: Mapping[Any, Any]) -> None:
-    """A ``ConfigError`` at the first key that is a near miss of a known connector key."""
+    """A ``ConfigError`` at the first key that is a near miss of a known connector key, or
+    another tool's name for one (``base_url``)."""
     for key in value:
         if str(key) in _KNOWN_KEYS:
             continue
         close = difflib.get_close_matches(str(key).lower(), _KNOWN_KEYS, n=1, cutoff=_TYPO_CUTOFF)
+        if str(key).lower() in _OTHER_NAMES:
+            close = [_OTHER_NAMES[str(key).lower()]]
         if close:
             raise ConfigError(
                 f"{path}:{line_of(lines, (name, key))}: {name}.{key}: unknown connector key "

@@ -542,6 +542,8 @@ def test_load_connectors_file_shapes(tmp_path):
         ),
         ("x:\n  model: openai/m\n  Timout: 3\n", 3, "Timout", "timeout"),
         ("x:\n  modle: openai/m\n  model: openai/m\n", 2, "modle", "model"),
+        # another tool's name for it: sent on as an option, the request went to OpenAI too
+        ("x:\n  model: openai/m\n  base_url: http://127.0.0.1:9/v1\n", 3, "base_url", "api_base"),
     ],
 )
 def test_a_misspelt_connector_key_is_an_error_at_its_line(tmp_path, text, line, key, known):
