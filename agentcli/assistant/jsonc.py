@@ -82,61 +82,21 @@ def parse_jsonc(text: str, *, path: str | None = None) -> Any:
         ) from None
 
 
-_DECODER = json.JSONDecoder()
-
-
-def _skip(text: str, index: int) -> int:
-    """The index of the first character at or after ``index`` that is no JSON whitespace."""
-    while text[index] in " \t\r\n":
-        index += 1
-    return index
-
-
 def _duplicate(cleaned: str, key: str, path: str | None) -> PackageError:
-    """The error for a key named twice in one object, at its second occurrence (the text
-    parsed, so walking it cannot fail)."""
-    found = _first_repeat(cleaned, 0)[1]
-    if found is None:  # not reached: json found the repeat, so the walk finds one too
+    """The error for a key named twice in one object, at its second occurrence."""
+    from agentcli.assistant.data.positions import repeated_key  # it reads JSONC with us
+
+    found = repeated_key(cleaned)
+    if found is None:  # json found the repeat, so the walk does too; said without a line
         return PackageError(f'duplicate key "{key}" in one object', path=path)
-    key, first, second = found
-
-    def line(offset: int) -> int:
-        return cleaned.count("\n", 0, offset) + 1
-
+    key, first, line, column = found
     return PackageError(
-        f"duplicate key {json.dumps(key, ensure_ascii=False)} (first at line {line(first)})",
+        f"duplicate key {json.dumps(key, ensure_ascii=False)} (first at line {first})",
         path=path,
-        line=line(second),
-        column=second - cleaned.rfind("\n", 0, second),
+        line=line,
+        column=column,
         hint="remove one of them: only the last would be used",
     )
-
-
-def _first_repeat(text: str, index: int) -> tuple[int, tuple[str, int, int] | None]:
-    """Walk the value at ``index``: the index after it and the first repeated key found
-    in it (the key, the offsets of its first and second occurrence)."""
-    index = _skip(text, index)
-    opener = text[index]
-    if opener not in "{[":
-        return _DECODER.raw_decode(text, index)[1], None
-    closer = "}" if opener == "{" else "]"
-    seen: dict[str, int] = {}
-    index = _skip(text, index + 1)
-    while text[index] != closer:
-        if opener == "{":
-            start = index
-            key, index = _DECODER.raw_decode(text, index)
-            if key in seen:
-                return index, (key, seen[key], start)
-            seen[key] = start
-            index = text.index(":", index) + 1
-        index, found = _first_repeat(text, index)
-        if found is not None:
-            return index, found
-        index = _skip(text, index)
-        if text[index] == ",":
-            index = _skip(text, index + 1)
-    return index + 1, None
 
 
 def read_text(path: Path) -> str:
