@@ -10,7 +10,6 @@ files, ``-o`` reports, cassettes) are not changes: they would start a run again 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -31,10 +30,6 @@ __all__ = ["DEBOUNCE_MS", "Watched", "watch_runs"]
 # chmod) or a `git checkout` starts one run, not several.
 DEBOUNCE_MS = 300
 _IGNORED_PARTS = frozenset({".agentcli", ".git", "__pycache__", "cassettes", ".venv"})
-# A results file or report is written to a hidden name beside it, then renamed over it
-# (agentcli.eval.reports._files.temp_beside): that name is the file's own, no change either
-# (else results beside a case file in a package would start a run after every run).
-_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]+\.tmp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +163,14 @@ def _produced(options: EvalOptions) -> list[Path]:
 
 def _is_produced(path: Path, produced: list[Path]) -> bool:
     """Whether ``path`` is one of the runs' own outputs (results, reports, cassettes)."""
-    temp = _TEMP_NAME.fullmatch(path.name)
-    if temp is not None:
-        path = path.with_name(temp["name"])
+    from agentcli.eval.reports._files import temp_target
+
+    # A results file or report is written to a hidden temporary beside it, then renamed
+    # over it: that name is the file's own (else results beside a case file in a package
+    # would start a run after every run).
+    target = temp_target(path.name)
+    if target is not None:
+        path = path.with_name(target)
     if path.name.startswith("output-") or path.name.startswith(".latest-"):
         return True
     if _IGNORED_PARTS.intersection(path.parts):

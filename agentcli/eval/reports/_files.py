@@ -41,6 +41,7 @@ __all__ = [
     "same_file",
     "scrub_surrogates",
     "temp_beside",
+    "temp_target",
     "write_failed",
 ]
 
@@ -89,6 +90,15 @@ def scrub_surrogates(text: str) -> str:
 def temp_beside(path: Path) -> Path:
     """A hidden, unique temporary name in ``path``'s folder (same file system: rename works)."""
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]+\.tmp")
+
+
+def temp_target(name: str) -> str | None:
+    """The file name a ``temp_beside`` name is the temporary of (None for another name)."""
+    found = _TEMP_NAME.fullmatch(name)
+    return found["name"] if found is not None else None
 
 
 def real_target(path: Path) -> Path:
