@@ -49,7 +49,8 @@ class _ExportProblems(logging.Handler):
         self.told = True
         from agentcli.secrets import redact_text
 
-        first = record.getMessage().strip().splitlines()[0] if record.getMessage() else ""
+        message = record.getMessage().strip()
+        first = message.splitlines()[0] if message else ""
         reason = redact_text(first if len(first) <= 200 else first[:199] + "…")
         sys.stderr.write(
             f"warning: OpenTelemetry: spans are not exported ({reason}); check "

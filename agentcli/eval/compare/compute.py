@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from statistics import fmean
 
 from agentcli.eval.reports._view import failure_message, one_line, tool_calls_of, value_text
+from agentcli.eval.results.matrix import is_matrix
 from agentcli.eval.results.model import CaseResult, ToolCall, cell_label
 from agentcli.words import counted
 
@@ -64,11 +65,6 @@ def diff_runs(
     return RunDiff(base_source, new_source, cases, alpha, thresholds, notes)
 
 
-def _matrix(results: Sequence[CaseResult]) -> bool:
-    """Whether ``results`` are a connector matrix's (a result names its connector)."""
-    return any(result.connector is not None for result in results)
-
-
 def _paired_column(
     results: Sequence[CaseResult],
     source: RunSource,
@@ -81,7 +77,7 @@ def _paired_column(
     being "removed" and every cell "new" (which would let a regression pass the gate).
     ``None`` when both sides are matrices or neither is (cases then pair by id alone, as
     when comparing one model with another)."""
-    if _matrix(results) or not _matrix(other):
+    if is_matrix(results) or not is_matrix(other):
         return None
     if source.connector is None:
         notes.append(

@@ -22,6 +22,7 @@ __all__ = [
     "MatrixCell",
     "MatrixPass",
     "header_connectors",
+    "is_matrix",
     "matrix_of",
     "matrix_pass_of",
     "single_connector",
@@ -205,6 +206,12 @@ def header_connectors(header: RunHeader) -> list[str]:
     if not isinstance(listed, list):
         return []
     return [name for name in listed if isinstance(name, str) and name]
+
+
+def is_matrix(results: Iterable[CaseResult]) -> bool:
+    """Whether ``results`` are a connector matrix's: one of them names its connector (a run
+    on one connector names none)."""
+    return any(result.connector is not None for result in results)
 
 
 def single_connector(header: RunHeader, summary: RunSummary | None = None) -> str | None:

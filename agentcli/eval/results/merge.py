@@ -44,6 +44,7 @@ from agentcli.eval.results.matrix import (
     Matrix,
     MatrixPass,
     header_connectors,
+    is_matrix,
     matrix_of,
     matrix_pass_of,
     single_connector,
@@ -133,12 +134,9 @@ def merge_reports(
     if len(names) != len(loaded):
         raise ValueError(f"{len(names)} source names for {len(loaded)} inputs")
     warnings = [warning for report in loaded for warning in report.warnings]
-    columns = _lone_columns(loaded, names, warnings)
-    in_matrix = any(
-        column is not None or any(r.connector is not None for r in report.results)
-        for column, report in zip(columns, loaded, strict=True)
-    )
-    agent_id, connector = _identity(loaded, names, warnings, in_matrix)
+    matrices = [is_matrix(report.results) for report in loaded]
+    columns = _lone_columns(loaded, names, matrices, warnings)
+    agent_id, connector = _identity(loaded, names, warnings, any(matrices))
     results = _merged_results(loaded, names, columns, allow_duplicates, warnings)
     cases = [result for _, result in results]
     walls = [_duration(report) for report in loaded]
@@ -185,19 +183,19 @@ def write_merged(
 
 
 def _lone_columns(
-    loaded: Sequence[LoadedReport], names: list[str], warnings: list[str]
+    loaded: Sequence[LoadedReport], names: list[str], matrices: list[bool], warnings: list[str]
 ) -> list[str | None]:
     """Per input, the connector its results are taken to have run on: when some input is a
     connector matrix, an input that is none (its results name no connector) ran on its
     header's connector, so its ``greet`` is the matrix's ``greet @ that connector`` (a
-    duplicate, or a re-run of that column) and not another case. ``None`` otherwise."""
-    matrix = [any(r.connector is not None for r in report.results) for report in loaded]
-    if not any(matrix):
+    duplicate, or a re-run of that column) and not another case (``matrices``: which
+    inputs are matrices). ``None`` otherwise."""
+    if not any(matrices):
         return [None] * len(loaded)
     columns: list[str | None] = []
-    for name, report, is_matrix in zip(names, loaded, matrix, strict=True):
-        column = None if is_matrix else single_connector(report.header, report.summary)
-        if not is_matrix and column is None and report.results:
+    for name, report, matrix in zip(names, loaded, matrices, strict=True):
+        column = None if matrix else single_connector(report.header, report.summary)
+        if not matrix and column is None and report.results:
             warnings.append(
                 f"{name}: its results and header name no connector, so they are kept as"
                 " cases of no column of the matrix"
