@@ -143,8 +143,13 @@ def match_value(actual: Any, expected: Any, exact: bool = False) -> bool:
             return pattern.search(output_text(actual)) is not None
         if isinstance(actual, str):
             return actual == expected
-        # A tool may return 5 where the case says "5": compare the text forms.
-        return not exact and actual is not None and output_text(actual) == expected
+        if exact or actual is None:
+            return False
+        # A tool may return 5 where the case says "5": compare the text forms, and a number
+        # by its value, so "25" is also 25.0 (a model may write either; JSON means one number).
+        if output_text(actual) == expected:
+            return True
+        return type(actual) in _NUMBER_TYPES and _number_in(expected) == actual
     if isinstance(expected, list):
         if not isinstance(actual, _SEQUENCES) or len(actual) != len(expected):
             return False
@@ -306,6 +311,12 @@ def _try_loads(text: str) -> tuple[bool, Any]:
         return True, json.loads(text)
     except (ValueError, RecursionError):  # absurdly deep nesting is not an answer either
         return False, None
+
+
+def _number_in(text: str) -> int | float | None:
+    """The number a string spells as JSON (``"25"``, ``"2.5e1"``), else None."""
+    found, value = _try_loads(text)
+    return value if found and type(value) in _NUMBER_TYPES else None
 
 
 def _loads_or(text: str, default: Any) -> Any:

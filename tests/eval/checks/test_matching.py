@@ -106,6 +106,12 @@ def test_json_type(value, name):
         ({"message": "Setup is COMPLETE"}, {"message": "regex:(?i)setup.*complete"}, True),
         ({"message": "nothing"}, {"message": "regex:complete"}, False),
         (5, "5", True),
+        (25.0, "25", True),  # a number by its value: a model may write 25 or 25.0
+        (25, "25.0", True),
+        (25.5, "25", False),
+        (True, "1", False),  # a boolean is not a number
+        (25.0, "regex:^25$", False),  # a pattern sees the text form, "25.0"
+        ({"amount": 25.0}, {"amount": "25"}, True),
         ("5", "5", True),
         (None, "", False),
         (True, True, True),

@@ -86,6 +86,8 @@ async def test_the_default_mode_is_exact_and_an_empty_list_means_no_calls():
         ("exact", {"q": "berlin", "limit": 5}, True),
         ("exact", {"q": "berlin", "limit": "5"}, False),  # exact leaves keep their JSON type
         ("partial", {"q": "berlin", "limit": "5"}, True),  # partial compares text forms
+        ("partial", {"q": "berlin", "limit": "5.0"}, True),  # and numbers by their value
+        ("exact", {"q": "berlin", "limit": "5.0"}, False),
         ("ignore", {"q": "paris"}, True),
     ],
 )
