@@ -4,10 +4,10 @@
 A resumed run is the same run, finished: its kept results are matched by ``(id, run)``, so
 a file of another agent, another case file or another ``--runs`` would keep results that
 are not this run's (and under ``--runs`` clash with its runs). Options the command line
-leaves out are taken from the header (the matrix columns, ``--runs``); options given that
-differ from the header are refused (exit 2) with what differs and what to do. A re-run
-runs some cases of a finished run again into a new file: it takes the header's columns and
-``--runs`` the same way, and may be given others.
+leaves out are taken from the header (the matrix columns, ``-c``, ``--runs``); options given
+that differ from the header are refused (exit 2) with what differs and what to do. A re-run
+runs some cases of a finished run again into a new file: it takes the header's columns,
+``-c`` and ``--runs`` the same way, and may be given others.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def earlier_run(options: EvalOptions, spec: InputSpec, agent_id: str) -> Earlier
         options.rerun = source  # the header names it, and no -o may write over it
         rerun = load_rerun(source)
         _take_columns(rerun.header, options)
+        _take_connector(rerun.header, options, source, refuse=False)
         _take_runs(rerun.header, options, source, refuse=False)
         return EarlierRun(rerun=rerun)
     if options.resume is None:
@@ -61,6 +62,7 @@ def earlier_run(options: EvalOptions, spec: InputSpec, agent_id: str) -> Earlier
     if resumed.header_read:  # a file without a header (Yao's, a torn one) is taken as it is
         _check_same_run(resumed.header, options.resume, spec, agent_id)
         _take_columns(resumed.header, options)
+        _take_connector(resumed.header, options, options.resume, refuse=True)
         _take_runs(resumed.header, options, options.resume, refuse=True)
     return EarlierRun(resumed=resumed)
 
@@ -116,6 +118,31 @@ def _take_columns(header: RunHeader, options: EvalOptions) -> None:
     columns = header_connectors(header)
     if columns and not (options.connectors or options.connector):
         options.connectors = columns
+
+
+def _take_connector(header: RunHeader, options: EvalOptions, path: Path, *, refuse: bool) -> None:
+    """``-c`` of a run on one connector: the header's when not given; given and another,
+    refused when ``refuse`` (the kept results were answered by the header's connector)."""
+    if header_connectors(header) or options.connectors:
+        return  # a matrix: its columns are settled by _take_columns
+    recorded = header.metadata.get("options")
+    if not isinstance(recorded, dict):
+        return  # an older file: nothing recorded to compare
+    flagged = recorded.get("connector")  # the run's -c (None: each case's, else the package's)
+    ran_on = header.metadata.get("connector")  # the connector that run announced
+    if not _given(options, "connector"):
+        if isinstance(flagged, str) and flagged:
+            options.connector = flagged
+        return
+    if not refuse or options.connector in (flagged, ran_on):
+        return
+    made = f"-c {flagged}" if isinstance(flagged, str) and flagged else "without -c"
+    if isinstance(ran_on, str) and ran_on and not (isinstance(flagged, str) and flagged):
+        made += f" (on {ran_on})"
+    raise ConfigError(
+        f"--resume {path}: that run was made {made}, this one is asked -c {options.connector}",
+        hint=_TODO.format(flag="-c"),
+    )
 
 
 def _take_runs(header: RunHeader, options: EvalOptions, path: Path, *, refuse: bool) -> None:

@@ -1,5 +1,6 @@
-"""``--resume`` goes on with the run its file holds (another agent, case file or ``--runs``
-is refused, exit 2, the file untouched; ``--runs`` left out is the header's), and
+"""``--resume`` goes on with the run its file holds (another agent, case file, ``-c`` or
+``--runs`` is refused, exit 2, the file untouched; ``-c`` or ``--runs`` left out is the
+header's), and
 ``--rerun`` of a connector matrix runs the failures on the matrix's columns."""
 
 from __future__ import annotations
@@ -103,3 +104,50 @@ def test_rerun_of_a_matrix_runs_the_failures_on_its_columns(project):
     assert len(again.results) == 22
     assert {r.connector for r in again.results} == {"scripted", "echo"}
     assert again.summary is not None and again.summary.passed == 12
+
+
+def _torn(path: Path, keep: int) -> None:
+    """``path`` as a run stopped after ``keep`` results leaves it: its header and those."""
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[: 1 + keep]) + "\n")
+
+
+def test_resume_with_another_connector_is_refused(project):
+    made(*EXPENSE, "-c", "scripted", "-o", "r.jsonl")
+    output = refused(project / "r.jsonl", *EXPENSE, "--resume", "r.jsonl", "-c", "echo")
+    assert "that run was made -c scripted, this one is asked -c echo" in output
+    assert "leave -c out to take the file's" in output
+
+
+def test_resume_of_a_run_without_c_refuses_another_connector(project):
+    made(*EXPENSE, "-o", "r.jsonl")  # on the package's connector, scripted
+    output = refused(project / "r.jsonl", *EXPENSE, "--resume", "r.jsonl", "-c", "echo")
+    assert "that run was made without -c (on scripted), this one is asked -c echo" in output
+    _torn(project / "r.jsonl", 4)
+    made(*EXPENSE, "--resume", "r.jsonl", "-c", "scripted")  # the connector it ran on
+    assert read_results(project / "r.jsonl").summary.passed == 11
+
+
+def test_resume_without_c_takes_the_connector_of_its_file(project):
+    result = invoke(*EXPENSE, "-c", "echo", "-o", "r.jsonl")
+    assert result.exit_code == 1, result.output  # echo fails 10 of the 11
+    whole = read_results(project / "r.jsonl")
+    _torn(project / "r.jsonl", 3)
+    result = invoke(*EXPENSE, "--resume", "r.jsonl")
+    assert result.exit_code == 1, result.output
+    after = read_results(project / "r.jsonl")
+    # the cases it ran again were answered by echo, as the kept ones were (not by scripted)
+    assert [(r.id, r.status) for r in after.results] == [(r.id, r.status) for r in whole.results]
+    assert after.header.metadata["options"]["connector"] == "echo"
+
+
+def test_rerun_without_c_runs_the_failures_on_the_connector_of_its_file(project):
+    result = invoke(*EXPENSE, "-c", "echo", "-o", "r.jsonl")
+    assert result.exit_code == 1, result.output
+    result = invoke(*EXPENSE, "--rerun", "r.jsonl", "-o", "again.jsonl")
+    assert result.exit_code == 1, result.output  # on echo they fail again, as they did
+    again = read_results(project / "again.jsonl")
+    assert again.summary is not None and again.summary.connector == "echo"
+    assert (again.summary.total, again.summary.passed) == (11, 1)  # the 10 failed on echo again
+    result = invoke(*EXPENSE, "--rerun", "r.jsonl", "-c", "scripted", "-o", "fixed.jsonl")
+    assert result.exit_code == 0, result.output  # a re-run may be given another one
