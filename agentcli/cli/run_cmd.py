@@ -79,6 +79,7 @@ def run(
 ) -> None:
     """Send one message and stream the answer, or chat."""
     from agentcli.assistant.session import AssistantRegistry
+    from agentcli.cli.sessions import session_exists
     from agentcli.project import assistants_root
 
     registry = AssistantRegistry(root or assistants_root(Path.cwd()), cwd=Path.cwd())
@@ -87,10 +88,13 @@ def run(
             raise _usage("--connector-all applies -c to every assistant: give -c too")
         registry.connector_all = connector
     assistant: Assistant | None = None
+    # An existing session knows its assistant: then, like --continue, the one argument may
+    # be the message (``agent run --session s1 "hi"``).
+    known_session = session is not None and session_exists(session)
     if target is not None:
-        flexible = connector is not None or resume
+        flexible = connector is not None or resume or known_session
         assistant, message = _assistant_or_message(registry, target, message, flexible)
-    if assistant is None and not resume:
+    if assistant is None and not (resume or known_session):
         _connector_only(connector, message, json_events, verbose, session, chat, max_steps)
         return
     from agentcli.cli.sessions import open_session
@@ -147,8 +151,9 @@ def _usage(text: str) -> ConfigError:
 def _assistant_or_message(
     registry: AssistantRegistry, target: str, message: str | None, flexible: bool
 ) -> tuple[Assistant | None, str | None]:
-    """The assistant ``target`` names; with ``-c`` or ``--continue`` (``flexible``) and no
-    message, ``target`` may instead be the message (``agent run -c echo "hi"``)."""
+    """The assistant ``target`` names; with ``-c``, ``--continue`` or an existing
+    ``--session`` (``flexible``) and no message, ``target`` may instead be the message
+    (``agent run -c echo "hi"``)."""
     from agentcli.errors import UnknownAssistantError
 
     if message is None and flexible:

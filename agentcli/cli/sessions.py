@@ -20,7 +20,7 @@ from agentcli.errors import ConfigError
 from agentcli.runtime.storage import Entry, JsonlStorage
 from agentcli.secrets import redact_data
 
-__all__ = ["Session", "SessionLog", "open_session", "sessions_dir"]
+__all__ = ["Session", "SessionLog", "open_session", "session_exists", "sessions_dir"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -30,6 +30,11 @@ def sessions_dir() -> Path:
     from agentcli.home import data_home
 
     return data_home() / "sessions"
+
+
+def session_exists(name: str) -> bool:
+    """Whether a session of this name has a log to resume (so it knows its assistant)."""
+    return bool(_NAME.fullmatch(name)) and (sessions_dir() / f"{name}.jsonl").is_file()
 
 
 class SessionLog:

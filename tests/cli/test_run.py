@@ -286,6 +286,12 @@ def test_named_session_is_resumed_and_continue_picks_the_latest(home: Path) -> N
     one_shot = run("coffee", "--session", "order-1", "no", "--root", ASSISTANTS)
     assert one_shot.stdout.startswith("Sorry about that!")
     assert (home / "sessions" / "order-1.jsonl").is_file()
+    # The session knows its assistant: the one argument is the message, as with --continue.
+    bare = run("--session", "order-1", "a latte", "--root", ASSISTANTS)
+    assert bare.exit_code == 0, bare.output
+    assert bare.stdout.startswith("A latte, great choice.")
+    unknown = run("--session", "order-9", "a latte", "--root", ASSISTANTS)
+    assert unknown.exit_code == 2 and "unknown assistant 'a latte'" in unknown.stderr
 
 
 def test_a_resumed_session_keeps_its_connector_and_shows_the_last_turns(home: Path) -> None:
