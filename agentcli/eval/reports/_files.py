@@ -133,10 +133,11 @@ def same_file(a: Path, b: Path) -> bool:
 def probe_writable(path: Path) -> None:
     """Prove a file can be created and written beside ``path`` (creating its folders), or
     raise a ``ConfigError`` saying what is wrong: before a run, this is bad input (exit 2)."""
-    probe = temp_beside(path)
+    probe: Path | None = None
     try:
-        if path.is_dir():
+        if path.is_dir():  # also ".", which has no name to put a temporary beside
             raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        probe = temp_beside(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         with probe.open("xb") as handle:
             handle.write(b"\n" * 512)  # a full disk fails here, not only at the end of the run
@@ -146,7 +147,8 @@ def probe_writable(path: Path) -> None:
         what, todo = explain(exc)
         raise ConfigError(f"cannot write {path}: {what}", hint=todo) from None
     finally:
-        _discard(probe)
+        if probe is not None:
+            _discard(probe)
 
 
 def _head(path: Path) -> str | None:

@@ -123,3 +123,22 @@ def test_extract_never_writes_its_index_over_the_results_file(project: Path, fol
     assert_refused(run, "index.md", "is the results file")
     assert contents(project) == before
     assert not (project / "x").exists()
+
+
+@pytest.mark.parametrize("target", [".", "", "./", ".."])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["eval", "probe", "@cases.jsonl", "-o"],
+        ["eval", "probe", "@cases.jsonl", "--dry-run", "-o"],
+        ["report", "res.jsonl", "-o"],
+        ["merge", "res.jsonl", "-o"],
+    ],
+    ids=["eval", "eval-dry-run", "report", "merge"],
+)
+def test_an_output_that_is_a_folder_with_no_name_is_refused(project, command, target):
+    # "." (and "", which is "." as a path) has no name to put a temporary file beside
+    before = contents(project)
+    run = agent(project, *command, target)
+    assert_refused(run, "it is a folder", "name a file")
+    assert contents(project) == before
