@@ -23,14 +23,14 @@ from agentcli.cli.views.text import Block, preview, redacted
 from agentcli.eval.reports._view import format_duration
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from rich.progress import Progress, TaskID
 
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import RunSummary, Trace
-    from agentcli.eval.run.recap import Failure
+    from agentcli.eval.run.recap import RecapLists
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -182,9 +182,9 @@ class ConsoleView:
 
     # -- the end -----------------------------------------------------------------------
 
-    def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
+    def failures(self, recap: RecapLists, classes: Mapping[str, int]) -> None:
         """Kept for the summary, after which the recap is shown."""
-        self._recap = FailureRecap(failures) if failures else None
+        self._recap = FailureRecap(recap) if recap else None
 
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary block and the output path, then the recap of what did not pass."""

@@ -10,12 +10,12 @@ from agentcli.eval.cases.model import input_text
 from agentcli.secrets import redact_data
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import RunSummary, Trace
-    from agentcli.eval.run.recap import Failure
+    from agentcli.eval.run.recap import RecapLists
     from agentcli.eval.run.view import RunEvent
     from agentcli.eval.stats.stability import CaseStability
 
@@ -28,6 +28,7 @@ class JsonEvents:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self._failures: list[dict[str, Any]] = []
+        self._flaky: list[dict[str, Any]] = []
 
     def emit(self, data: dict[str, Any]) -> None:
         """Write one event line (secrets redacted)."""
@@ -145,14 +146,19 @@ class JsonEvents:
         """A case's stability figures, once its runs are done."""
         self.emit({"type": "stability", **stats.to_dict()})
 
-    def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
-        """Kept for the summary event's ``failures``."""
-        self._failures = [failure.to_dict() for failure in failures]
+    def failures(self, recap: RecapLists, classes: Mapping[str, int]) -> None:
+        """Kept for the summary event's ``failures`` (and ``flaky``)."""
+        self._failures = [failure.to_dict() for failure in recap.failing]
+        self._flaky = [failure.to_dict() for failure in recap.flaky]
 
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The summary event, with ``failures``: ``{id, status, reason, attribution}`` of
-        every case that did not pass."""
-        self.emit({"type": "summary", **summary.to_dict(), "failures": self._failures})
+        every case that did not pass; under ``--runs``, ``flaky`` (the same) of the cases
+        that met the bar with some failed runs, when there are any."""
+        event = {"type": "summary", **summary.to_dict(), "failures": self._failures}
+        if self._flaky:
+            event["flaky"] = self._flaky
+        self.emit(event)
 
     def matrix(self, grid: Matrix, mode: MatrixPass, min_pass_rate: float) -> None:
         """The connector matrix: every case's cells and verdict, per-connector figures."""

@@ -12,8 +12,9 @@ from rich.text import Text
 from agentcli.cli.views.recap import FailureRecap
 from agentcli.cli.views.run_blocks import SummaryBlock
 from agentcli.cli.views.text import Block
+from agentcli.eval.results.codec import finite
 from agentcli.eval.results.model import header_names, summary_from_counts
-from agentcli.eval.run.recap import Recap
+from agentcli.eval.run.recap import recap_of
 
 if TYPE_CHECKING:
     from agentcli.eval.results.reader import LoadedReport
@@ -44,10 +45,8 @@ class ResultsSummary(Block):
             summary.duration_ms = None  # shown as "-": the run's wall time is not known
         lines += SummaryBlock(summary).lines()
         lines.append(Text(f"  {'Results:':<11}{self.path}"))
-        recap = Recap()
-        for result in loaded.results:
-            recap.add(result)
-        if failures := recap.failures():
-            lines += FailureRecap(failures, limit=RECAP_LIMIT).lines()
+        bar = finite(summary.extra.get("min_pass_rate"))  # the bar its run was held to
+        if recap := recap_of(loaded.results, 100.0 if bar is None else bar):
+            lines += FailureRecap(recap, limit=RECAP_LIMIT).lines()
         lines.append(Text(f"\n  Render it: agent report {self.path} -o report.html"))
         return lines

@@ -2,19 +2,24 @@
 who it is on (pytest's "short test summary"), and the count of each attribution class.
 
 Built from the results as they come (kept ones first), holding only the failures, so a run
-of 100,000 passing cases keeps nothing here.
+of 100,000 passing cases keeps nothing here. Under ``--runs`` a case fails only when its pass
+rate is below ``--min-pass-rate`` (as the exit code and ``--rerun`` judge it): the failed
+runs of a case that met the bar are told apart as flaky, not as failures. ``Recap.lists``
+is the one place that sorts them, for every view (console, ``--json``, ``agent report``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.choices import ATTRIBUTIONS, Attribution
 from agentcli.eval.results.model import CaseResult, Status
+from agentcli.eval.stats.stability import CaseStability, stability_for_case
 
-__all__ = ["Failure", "Recap", "reason_of"]
+__all__ = ["Failure", "Recap", "RecapLists", "reason_of", "recap_of"]
 
 _FAILING: frozenset[str] = frozenset(("failed", "error", "timeout"))
 _REASON_LIMIT = 500  # characters of a reason kept: one line, not a stack of output
@@ -42,6 +47,19 @@ class Failure:
         if self.runs:
             data["runs"] = list(self.runs)
         return data
+
+
+@dataclass(slots=True)
+class RecapLists:
+    """What the recap shows: the cases that failed (under ``--runs``: below the bar) and the
+    failed runs of cases that still met ``min_pass_rate`` (``flaky``; only under ``--runs``)."""
+
+    failing: list[Failure] = field(default_factory=list)
+    flaky: list[Failure] = field(default_factory=list)
+    min_pass_rate: float = 100.0
+
+    def __bool__(self) -> bool:
+        return bool(self.failing or self.flaky)
 
 
 def reason_of(result: CaseResult) -> str:
@@ -79,11 +97,35 @@ class Recap:
         if result.run is not None:
             known.runs.append(result.run)
 
-    def failures(self) -> list[Failure]:
-        """Every failure, in order."""
-        return list(self._failures.values())
+    def lists(
+        self, stability: Iterable[CaseStability] = (), min_pass_rate: float = 100.0
+    ) -> RecapLists:
+        """The failures, in order, split by the bar: one whose case (matrix cell) has
+        ``stability`` figures that meet ``min_pass_rate`` is flaky, every other one failing
+        (outside ``--runs`` there are no figures: all of them)."""
+        met = {(stats.id, stats.connector) for stats in stability if stats.meets(min_pass_rate)}
+        lists = RecapLists(min_pass_rate=min_pass_rate)
+        for failure in self._failures.values():
+            flaky = (failure.id, failure.connector) in met
+            (lists.flaky if flaky else lists.failing).append(failure)
+        return lists
 
     def counts(self) -> dict[str, int]:
         """Failed results per attribution class, in ``ATTRIBUTIONS`` order (classes with
         none left out)."""
         return {name: self.classes[name] for name in ATTRIBUTIONS if self.classes[name]}
+
+
+def recap_of(results: Iterable[CaseResult], min_pass_rate: float = 100.0) -> RecapLists:
+    """The recap of a results file's ``results``, held to the bar its run was held to: the
+    stability figures are computed from the runs, as the run that wrote them did."""
+    recap = Recap()
+    runs: dict[tuple[str, str | None], list[CaseResult]] = {}
+    for result in results:
+        recap.add(result)
+        if result.run is not None:
+            runs.setdefault(result.cell, []).append(result)
+    stability = [
+        stability_for_case(cell[0], cell_runs, cell[1]) for cell, cell_runs in runs.items()
+    ]
+    return recap.lists(stability, min_pass_rate)

@@ -1119,7 +1119,8 @@ class CaseRun:
         if self.failed_before_all is not None:
             view.error(f"beforeAll script failed: {self.failed_before_all}")
             return EXIT_USAGE
-        view.failures(self.tally.recap.failures(), self.tally.recap.counts())
+        recap = self.tally.recap.lists(stability, options.pass_bar)  # the bar the exit code uses
+        view.failures(recap, self.tally.recap.counts())
         view.summary(summary, str(output_path))
         grid = self.tally.grid
         if grid is not None:

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from agentcli.eval.cases.model import Case
     from agentcli.eval.results.matrix import Matrix, MatrixPass
     from agentcli.eval.results.model import CaseResult, RunSummary, Trace
-    from agentcli.eval.run.recap import Failure
+    from agentcli.eval.run.recap import RecapLists
     from agentcli.eval.stats.stability import CaseStability
 
 __all__ = ["EventType", "EvalView", "LogLevel", "RunEvent", "Stream"]
@@ -69,8 +69,9 @@ class EvalView(Protocol):
     def stability(self, stats: CaseStability) -> None:
         """Every run of one case is done (``--runs`` > 1)."""
 
-    def failures(self, failures: Sequence[Failure], classes: Mapping[str, int]) -> None:
-        """The recap of the cases that did not pass, told just before the summary."""
+    def failures(self, recap: RecapLists, classes: Mapping[str, int]) -> None:
+        """The recap of the cases that did not pass (and, under ``--runs``, the flaky ones
+        that met the bar), told just before the summary."""
 
     def summary(self, summary: RunSummary, output_path: str | None) -> None:
         """The run's figures."""
