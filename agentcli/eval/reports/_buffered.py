@@ -43,7 +43,7 @@ class BufferedWriter:
     def close(self, summary: RunSummary, stability_results: list[JsonObject] | None = None) -> None:
         """Render the whole report and replace the file in one rename."""
         report = RunReport(
-            finished_header(self._header), self._results, summary, stability_results or []
+            finished_header(self._header, summary), self._results, summary, stability_results or []
         )
         atomic_write_text(self.path, self.text(report), errors=self.errors, saved=self.saved)
 

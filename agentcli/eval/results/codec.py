@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agentcli.assistant.request import ToolCall
@@ -352,13 +352,35 @@ def summary_dict(summary: RunSummary) -> JsonObject:
     return data
 
 
-def finished_header(header: RunHeader) -> RunHeader:
-    """``header`` with ``metadata.completed_at`` set: the header was written at the start,
-    the run ends now, when the whole-document report is built."""
+def finished_header(header: RunHeader, summary: RunSummary | None = None) -> RunHeader:
+    """``header`` with ``metadata.completed_at`` set, when the run ended: ``started_at`` plus
+    the summary's ``duration_ms``, in ``started_at``'s time zone.
+
+    A JSON Lines header is written at the start and never says when the run ended, so a
+    report rendered from it later (``agent report``, ``agent merge``) would otherwise be
+    stamped with the time it was rendered. For a live run the sum is its end too (the
+    run's clock starts as its header is written and stops as its summary is made), and
+    rendering the same file twice gives the same report. Without a usable start or
+    duration (a run cut off before its summary, a foreign file) the time of rendering
+    stands in, as the report's own stamp."""
     if header.metadata.get("completed_at"):
         return header
-    metadata = {**header.metadata, "completed_at": datetime.now().astimezone().isoformat()}
+    ended = _ended_at(header.metadata.get("started_at"), summary)
+    completed = ended or datetime.now().astimezone().isoformat()
+    metadata = {**header.metadata, "completed_at": completed}
     return RunHeader(header.environment, metadata, header.extra, header.source)
+
+
+def _ended_at(started: Any, summary: RunSummary | None) -> str | None:
+    """``started`` (ISO text) plus the summary's duration, as ISO text; ``None`` when either
+    is missing or unusable."""
+    duration = finite(summary.duration_ms) if summary is not None else None
+    if not isinstance(started, str) or duration is None or duration < 0:
+        return None
+    try:
+        return (datetime.fromisoformat(started) + timedelta(milliseconds=duration)).isoformat()
+    except (ValueError, OverflowError):  # not ISO text; a date past the year 9999
+        return None
 
 
 def report_document(report: RunReport) -> JsonObject:

@@ -21,10 +21,12 @@ Policy:
   and summary name its columns. An input run on one connector (its results name none)
   merged with a matrix is its header connector's column: its results get that connector,
   so its ``greet`` and the matrix's ``greet @ that connector`` are one case (a duplicate).
-- The summary is recomputed by ``summarize`` over the merged results; when any result has a
-  ``run`` index the stability figures are recomputed from the runs too (results without one
-  count as a single run of their case) and stability results given without runs are dropped
-  with a warning. Inputs' own summaries and stability results are never trusted.
+- The summary is recomputed by ``summarize`` over the merged results, with ``attribution``
+  (failures per class) as eval writes it; when any result has a ``run`` index the stability
+  figures and ``runs_per_case`` are recomputed from the runs too (results without one
+  count as a single run of their case). A stability result whose case the merged results
+  hold no runs of cannot be recomputed: it is dropped with a warning. Inputs' own summaries
+  and stability results are never trusted.
 - Shards run side by side, so ``duration_ms`` is the longest input's duration (wall time)
   and ``total_duration_ms`` their sum (machine time). An input without a summary (an
   interrupted run) counts the sum of its results' durations.
@@ -32,11 +34,13 @@ Policy:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from agentcli.choices import ATTRIBUTIONS
 from agentcli.errors import ConfigError
 from agentcli.eval.reports import LoadedReport, RedactingWriter, writer_for
 from agentcli.eval.results.codec import finite
@@ -141,23 +145,21 @@ def merge_reports(
     cases = [result for _, result in results]
     walls = [_duration(report) for report in loaded]
     summary = summarize(cases, agent_id=agent_id, connector=connector, duration_ms=max(walls))
+    attribution = _attribution(cases)
+    if attribution:  # as eval writes it: who the failures are on, when something failed
+        summary.extra["attribution"] = attribution
     summary.extra["total_duration_ms"] = sum(walls)
     stability: list[CaseStability] = []
     if any(case.run is not None for case in cases):
         stability = _stability(cases)
         summary.extra.update(stability_summary(stability, min_pass_rate=min_pass_rate))
+        summary.extra["runs_per_case"] = _runs_per_case(loaded, cases)
     grid = matrix_of(cases, header_connectors(loaded[0].header))
     mode = matrix_pass_of(loaded[0].header)
     if grid is not None:
         summary.connector = ", ".join(grid.connectors)  # as a matrix run names its columns
         summary.extra["matrix"] = grid.summary(mode, min_pass_rate)
-    else:
-        warnings += [
-            f"{name}: {counted(len(report.stability_results), 'stability result')} without per-run "
-            "results cannot be recomputed and were dropped"
-            for name, report in zip(names, loaded, strict=True)
-            if report.stability_results
-        ]
+    warnings += _dropped_stability(loaded, names, columns, stability)
     return MergedReport(
         header=_header(loaded, names, grid),
         results=cases,
@@ -297,6 +299,70 @@ def _stability(cases: list[CaseResult]) -> list[CaseStability]:
     for case in cases:
         runs.setdefault(case.cell, []).append(case)
     return [stability_for_case(cell[0], case_runs, cell[1]) for cell, case_runs in runs.items()]
+
+
+def _dropped_stability(
+    loaded: Sequence[LoadedReport],
+    names: list[str],
+    columns: Sequence[str | None],
+    stability: Sequence[CaseStability],
+) -> list[str]:
+    """A warning per input whose stability results name a case (a matrix cell) the merged
+    runs gave no figures for: those lines are not carried over. A line whose case was
+    recomputed from its runs is replaced by the new figures, which is no loss (``columns``:
+    the matrix column of an input run on one connector, see ``_lone_columns``)."""
+    recomputed = {(stats.id, stats.connector) for stats in stability}
+    warnings = []
+    for name, report, column in zip(names, loaded, columns, strict=True):
+        dropped = sum(
+            1 for line in report.stability_results if _cell(line, column) not in recomputed
+        )
+        if dropped:
+            warnings.append(
+                f"{name}: {counted(dropped, 'stability result')} without per-run results"
+                f" {'was' if dropped == 1 else 'were'} dropped (stability is recomputed from"
+                " the runs, and the merged results hold none of that case's)"
+            )
+    return warnings
+
+
+def _cell(line: JsonObject, column: str | None) -> tuple[str, str | None] | None:
+    """The (id, connector) a stability line is about (``column`` when it names none);
+    ``None`` when its id or connector is no text (the reader makes an id text, not a
+    connector), so it matches no case."""
+    case_id, connector = line.get("id"), line.get("connector") or column
+    if isinstance(case_id, str) and (connector is None or isinstance(connector, str)):
+        return case_id, connector
+    return None
+
+
+def _runs_per_case(loaded: Sequence[LoadedReport], cases: Sequence[CaseResult]) -> int:
+    """The runs each case may get, as ``agent eval`` writes it: the most any input's header
+    asked for (``runs``, or ``max_runs`` under ``--runs auto``, where cases may stop
+    early), and never fewer than the highest run index among the results (a header that
+    says nothing of runs, or a plain run merged with runs of another)."""
+    asked = [runs for runs in map(_asked_runs, (r.header for r in loaded)) if runs is not None]
+    return max([*asked, *(case.run or 1 for case in cases)])
+
+
+def _asked_runs(header: RunHeader) -> int | None:
+    """``metadata.options.runs`` of a results header (``max_runs`` when it is ``auto``)."""
+    options = header.metadata.get("options")
+    if not isinstance(options, dict):
+        return None
+    runs = options.get("max_runs") if options.get("runs") == "auto" else options.get("runs")
+    return runs if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1 else None
+
+
+def _attribution(cases: Sequence[CaseResult]) -> dict[str, int]:
+    """Results that did not pass per attribution class, in ``ATTRIBUTIONS`` order (classes
+    with none left out), counted as ``agent eval`` counts them for its summary."""
+    classes = Counter(
+        case.attribution
+        for case in cases
+        if case.status in ("failed", "error", "timeout") and case.attribution is not None
+    )
+    return {name: classes[name] for name in ATTRIBUTIONS if classes[name]}
 
 
 def _duration(report: LoadedReport) -> int:

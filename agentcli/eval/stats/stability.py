@@ -106,20 +106,28 @@ def percentile(values: Sequence[float], p: float) -> float:
     return ordered[low] + (rank - low) * (ordered[high] - ordered[low])
 
 
+# Decimals of every duration figure: a result's ``duration_ms`` has as many (µs), so min and
+# max stay as their results wrote them. One precision for all keeps their order: rounding
+# is monotonic, so min <= avg, p50 <= p95 <= max hold after it as before.
+_DURATION_DECIMALS = 3
+
+
 def duration_stats(values: Sequence[float]) -> dict[str, float | None]:
-    """``{min, avg, p50, p95, max, std}`` in ms (population std); all ``None`` for no values."""
+    """``{min, avg, p50, p95, max, std}`` in ms (population std), each rounded to
+    ``_DURATION_DECIMALS``; all ``None`` for no values."""
     if not values:
         return dict.fromkeys(("min", "avg", "p50", "p95", "max", "std"))
     mean = math.fsum(values) / len(values)
     variance = math.fsum((value - mean) ** 2 for value in values) / len(values)
-    return {
+    figures = {
         "min": min(values),
-        "avg": round(mean, 1),
-        "p50": round(percentile(values, 50), 1),
-        "p95": round(percentile(values, 95), 1),
+        "avg": mean,
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
         "max": max(values),
-        "std": round(math.sqrt(variance), 1),
+        "std": math.sqrt(variance),
     }
+    return {key: round(value, _DURATION_DECIMALS) for key, value in figures.items()}
 
 
 def classify(pass_rate_percent: float) -> str:

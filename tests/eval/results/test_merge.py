@@ -172,6 +172,7 @@ def test_stability_is_recomputed_like_a_single_stability_run(tmp_path: Path) -> 
         duration_ms=1000,
     )
     single.extra.update(stability_summary(expected, min_pass_rate=75))
+    single.extra["runs_per_case"] = 4  # the headers name no --runs: the highest run index
     assert merged.summary.to_dict() == {**single.to_dict(), "total_duration_ms": 1500}
     assert merged.summary.to_dict()["total_runs"] == 16 and merged.summary.to_dict()["stable"] == 1
     assert merged.summary.to_dict()["cases_below_threshold"] == ["gamma"]
@@ -348,7 +349,45 @@ def test_stability_results_without_runs_are_dropped_with_a_warning(tmp_path: Pat
     )
     merged = merge_files([yao])
     assert merged.stability == [] and merged.summary.to_dict()["total"] == 1
-    assert any("cannot be recomputed" in w for w in merged.warnings)
+    assert merged.warnings == [
+        f"{yao}: 1 stability result without per-run results was dropped (stability is"
+        " recomputed from the runs, and the merged results hold none of that case's)"
+    ]
+
+
+def test_stability_lines_of_cases_whose_runs_are_merged_are_replaced_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    # Shards as `agent eval --runs` writes them: every stability line beside its case's runs.
+    runs = _stability_runs()
+    paths = []
+    for index in (1, 2):
+        shard = select_shard(runs, index, 2)
+        path = tmp_path / f"s{index}.jsonl"
+        writer = JsonlWriter(path)
+        header = _header()
+        header["metadata"]["options"] = {"runs": "auto", "max_runs": 6}
+        writer.open(RunHeader.from_dict(header))
+        objects = [CaseResult.from_dict(copy.deepcopy(r)) for r in shard]
+        for result in objects:
+            writer.add(result)
+        tracker = StabilityTracker(runs=4)
+        for result in objects:
+            tracker.add(result)
+        summary = summarize(objects, agent_id="tests.expense", connector="scripted", duration_ms=5)
+        writer.close(summary, [stats.to_dict() for stats in tracker.results()])
+        paths.append(path)
+    orphan = json.dumps({"type": "stability", "id": "gone", "runs": 2, "passed": 2})
+    with paths[1].open("a", encoding="utf-8") as handle:  # two lines of a case never run
+        handle.write(orphan + "\n" + orphan.replace("gone", "lost") + "\n")
+    merged = merge_files(paths)
+    assert [s.id for s in merged.stability] == list(dict.fromkeys(r.id for r in merged.results))
+    assert merged.warnings == [
+        f"{paths[1]}: 2 stability results without per-run results were dropped (stability is"
+        " recomputed from the runs, and the merged results hold none of that case's)"
+    ]
+    assert merged.summary.extra["runs_per_case"] == 6  # --runs auto: what --max-runs allowed
+    assert "attribution" not in merged.summary.extra  # no failure here says who it is on
 
 
 def test_nothing_to_merge_and_unnamed_sources() -> None:
