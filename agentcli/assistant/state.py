@@ -148,4 +148,7 @@ def terminate_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # Put back only its own: a stopping run keeps SIGTERM counted until the process ends
+        # (agentcli.eval.run.session), and the default would end it by SIGTERM, not with 130.
+        if signal.getsignal(signal.SIGTERM) is interrupt:
+            signal.signal(signal.SIGTERM, previous)

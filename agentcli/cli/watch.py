@@ -2,7 +2,7 @@
 debounced) to the case files (a suite's, or the one the command line's input names), the
 ``--ctx`` file, the assistant packages (prompts, hooks, tools, scripted rules) and the
 project config, and run again only the suites a change touches (every one when the config,
-the connectors file or the ``--ctx`` file changes). Ctrl-C stops it (exit 130).
+the connectors file or the ``--ctx`` file changes). Ctrl-C or SIGTERM stops it (exit 130).
 
 Results written by the runs themselves (the runs folder, ``output-*.jsonl`` beside case
 files, ``-o`` reports, cassettes) are not changes: they would start a run again forever.
@@ -53,7 +53,18 @@ class Watched:
 def watch_runs(
     options: EvalOptions, targets: list[Target], run_one: RunOne, json_events: bool, verbose: bool
 ) -> int:
-    """Run ``targets``, then again on every change until Ctrl-C; 130 at the end."""
+    """Run ``targets``, then again on every change until Ctrl-C or SIGTERM; 130 at the end."""
+    from agentcli.assistant.state import terminate_as_interrupt
+
+    # Between runs SIGTERM stops the watch as Ctrl-C does (a run takes the signals itself).
+    with terminate_as_interrupt():
+        return _watch(options, targets, run_one, json_events, verbose)
+
+
+def _watch(
+    options: EvalOptions, targets: list[Target], run_one: RunOne, json_events: bool, verbose: bool
+) -> int:
+    """The watch itself: 130 when Ctrl-C (or SIGTERM) or an interrupted run ends it."""
     try:
         _run(options, targets, run_one, json_events, verbose)
         while True:  # one watcher for as long as the config (so the watched paths) holds

@@ -153,6 +153,24 @@ def test_watch_reruns_only_what_a_change_touches_and_stops_on_ctrl_c(project):
             process.wait(timeout=10)
 
 
+def test_sigterm_while_the_watch_waits_stops_it_with_130(tmp_path):
+    shutil.copytree(PROBE, tmp_path / "assistants" / "alpha")
+    write_cases(tmp_path / "c.jsonl", [{"id": "hello", "input": "hello"}])
+    process = start_watch(tmp_path, "alpha", "@c.jsonl", "--watch")
+    try:
+        lines = Lines(process.stderr)
+        lines.wait_for("watch: watching for changes (Ctrl-C stops)")
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 130  # as Ctrl-C, not killed by the signal
+        assert time.monotonic() - started < 5
+        lines.wait_for("watch: stopped watching", timeout=5)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def test_watch_of_an_input_reruns_when_its_case_file_or_ctx_file_changes(tmp_path):
     # no project: a case file given on the command line, outside the package
     shutil.copytree(PROBE, tmp_path / "assistants" / "alpha")

@@ -47,8 +47,9 @@ from agentcli.patterns import Pattern
 
 __all__ = ["BeforeAllFailed", "EvalConfig", "EvalRunner", "RunEvent", "RunOutcome"]
 
-# After an interrupt, hooks still running (a Before, an After, AfterAll) get this long to
-# finish their clean-up before the run leaves them behind; a second signal cuts it short.
+# After an interrupt, hooks still running (a Before, an After, BeforeAll, AfterAll) get this
+# long to finish their clean-up before the run leaves them behind; a second signal cuts it
+# short.
 DEFAULT_STOP_GRACE = 5.0
 
 
@@ -245,6 +246,7 @@ class EvalRunner:
         self._stop = asyncio.Event()
         self._give_up = asyncio.Event()  # set when hooks still running are left behind
         self._grace: asyncio.TimerHandle | None = None
+        self._run_hooks: dict[str, asyncio.Future[Any]] = {}  # BeforeAll's, AfterAll's
         self.delivered = 0
         self._finished: list[dict[str, Any]] = []
         # The attempt each case run under --retries is on, so the result of one that runs
@@ -277,19 +279,26 @@ class EvalRunner:
         """Wait for a hook that cannot be stopped half-way (a sync one runs on in its thread)
         to end, but once the run is stopping no longer than its grace period: the finished
         hook, or None when it was left running."""
-        if not hook.done():
+        cancelled = False
+        while not hook.done() and not self._give_up.is_set():
             giving_up = asyncio.ensure_future(self._give_up.wait())
             try:
                 await asyncio.wait((hook, giving_up), return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
-                self._leave_behind(hook, what)
-                raise
+                # Cancelled by the stop itself (the signal cancels the run while BeforeAll
+                # runs): the hook still gets the grace period. Cancelled again, or by
+                # something other than a stop, it is left behind now.
+                if cancelled or not self._stop.is_set():
+                    self._leave_behind(hook, what)
+                    raise
+                cancelled = True
             finally:
                 giving_up.cancel()
-        if hook.done():
-            return hook
-        self._leave_behind(hook, what)
-        return None
+        if not hook.done():
+            self._leave_behind(hook, what)
+        if cancelled:
+            raise asyncio.CancelledError
+        return hook if hook.done() else None
 
     def _leave_behind(self, hook: asyncio.Future[Any], what: str) -> None:
         if not hook.done():
@@ -370,13 +379,20 @@ class EvalRunner:
         return result
 
     async def _call_run_hook(self, label: str, ref: str, *args: Any) -> Any:
-        """BeforeAll or AfterAll: what it prints becomes log lines (``BeforeAll: ...``)."""
+        """BeforeAll or AfterAll: what it prints becomes log lines (``BeforeAll: ...``).
+        Stopped while it runs, a hook that ends within the grace period gives its value
+        all the same (BeforeAll's data is what AfterAll cleans up after)."""
         printer = self._printer(None, None)
         sink = OutputSink(lambda stream, line: printer(stream, f"{label}: {line}"))
         with capturing(sink):
             hook = asyncio.ensure_future(self.hooks.call(ref, *args))
+        self._run_hooks[label] = hook
         try:
             finished = await self._settle(hook, label)
+        except asyncio.CancelledError:
+            if not hook.done() or not self._stop.is_set():
+                raise
+            finished = hook  # the stop cancelled the run; no case starts after this
         finally:
             sink.close()
         return None if finished is None else finished.result()
@@ -538,6 +554,15 @@ class EvalRunner:
     async def after_all(self, before_all_data: Any) -> None:
         """Run AfterAll (also after a failed run, for cleanup); its failure is a warning."""
         if not self.config.after_all:
+            return
+        before_all = self._run_hooks.get("BeforeAll")
+        if before_all is not None and not before_all.done():
+            # Left behind past the grace period: AfterAll would race the set-up it cleans up
+            # after (not knowing its data), with no grace left to finish in.
+            self.log(
+                f"AfterAll ({self.config.after_all}) not run: BeforeAll is still running",
+                "warning",
+            )
             return
         self.log(f"AfterAll: {self.config.after_all}")
         try:

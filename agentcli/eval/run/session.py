@@ -847,17 +847,29 @@ def _open_results(plan: RunPlan, config: EvalConfig, options: EvalOptions) -> No
 
 @contextlib.contextmanager
 def _signals_to(handler: Callable[[int], None]) -> Iterator[None]:
-    """SIGINT and SIGTERM go to ``handler`` (with the signal number) inside the block."""
+    """SIGINT and SIGTERM go to ``handler`` (with the signal number) inside the block; once
+    one came, after it too, until the process ends: the run is stopping, and a further
+    signal (counted by ``handler``: the third leaves at once) must not end the process by
+    SIGTERM's default before it leaves with 130."""
     loop = asyncio.get_running_loop()
     signums = (signal.SIGINT, signal.SIGTERM)
     previous = {signum: signal.getsignal(signum) for signum in signums}
+    came: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        came.append(signum)
+        handler(signum)
+
     for signum in signums:
-        loop.add_signal_handler(signum, handler, signum)
+        loop.add_signal_handler(signum, on_signal, signum)
     try:
         yield
     finally:
         for signum in signums:
             loop.remove_signal_handler(signum)
+            if came:  # stopping: the handler still counts them (the loop may be gone)
+                signal.signal(signum, lambda signum, _frame: handler(signum))
+                continue
             # The handlers from before the block (asyncio's, the state folder's), not the
             # defaults remove_signal_handler leaves: a signal after the block still cleans up.
             handler_before = previous[signum]
