@@ -237,19 +237,16 @@ class AssistantRegistry:
         key = (spec, package_dir)
         model = self._models.get(key)
         if model is None:
-            env = self.env
-            if self.cassettes in ("replay", "replay-live-tools"):
-                # The model answers from the cassettes and is never called: a replay needs
-                # no API key (the placeholder that stands for it is never sent).
-                from agentcli.models.connectors import KEY_VARIABLES
-
-                env = {**{name: "replayed-no-key" for name in KEY_VARIABLES.values()}, **env}
             model = resolve_connector(
                 spec,
                 package_dir=package_dir,
                 cwd=self.cwd,
                 assistants_root=self.root or (package.root if package else None),
-                env=env,
+                env=self.env,
+                # The model answers from the cassettes and is never called: a replay needs
+                # no key (nor anything else that only reaches the provider), and none is
+                # made up; a call that reaches the model anyway is refused.
+                replay_only=self.cassettes in ("replay", "replay-live-tools"),
             )
             if self.max_concurrency and hasattr(model, "limiter"):
                 # One adaptive limit per connector, shared by every package that uses it:

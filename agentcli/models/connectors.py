@@ -9,6 +9,13 @@ protocol, are served by ``OpenAICompatModel`` (aiohttp, or the ``openai`` SDK wi
 ``transport: sdk``); every other provider by litellm. Both modules
 are imported only when such a connector is resolved. A missing API key is reported here,
 before any call, naming the variable to set — never the value of a key.
+
+For a replay (``replay_only``: the model answers from cassettes and is never called) what
+only reaches the provider may be unset — the key, ``api_base`` and the call options; the
+connector is built without it and refuses any call (``ReplayOnlyModel``). ``model`` and
+``price`` must still resolve: they decide the provider, the model and the cost the results
+show (a cassette is keyed by the connector's name and the request, so none of these picks
+the recording).
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _ENV_REF = re.compile(r"\$ENV\.([A-Za-z_][A-Za-z0-9_]*)")
 _SECRET = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
 _FIELDS = ("model", "api_base", "api_key")
+# The options that shape a replay's results (its cost), so a replay resolves them too.
+_RESULT_OPTIONS = frozenset({"price"})
 # The keys agentcli reads itself; every other key is a call option passed to the provider.
 _KNOWN_KEYS = (*_FIELDS, "timeout", "retry", "max_response_bytes", "price", "transport", "verify")
 # A key this close to a known one is its typo, not a provider option (`api_bse` would
@@ -198,8 +207,11 @@ def resolve_connector(
     cwd: Path | None = None,
     assistants_root: Path | None = None,
     env: Mapping[str, str] | None = None,
+    replay_only: bool = False,
 ) -> Model:
-    """Turn a connector string into a ready model; configuration problems raise ``ConfigError``."""
+    """Turn a connector string into a ready model; configuration problems raise ``ConfigError``.
+    ``replay_only``: the model will only be replayed, so an unset variable of what merely
+    reaches the provider is no error (see the module's text)."""
     spec = spec.strip()
     env = os.environ if env is None else env
     cwd = cwd or Path.cwd()
@@ -223,9 +235,9 @@ def resolve_connector(
             return resolve_connector(
                 target, package_dir=package_dir, cwd=cwd, assistants_root=assistants_root, env=env
             )
-        return _build(config, env)
+        return _build(config, env, replay_only)
     if "/" in spec:
-        return _build(ConnectorConfig(name=spec, model=spec), env)
+        return _build(ConnectorConfig(name=spec, model=spec), env, replay_only)
     raise _unknown(spec, aliases, files, cwd, assistants_root)
 
 
@@ -307,16 +319,54 @@ def _expand(value: Any, key: str, config: ConnectorConfig, env: Mapping[str, str
     return _ENV_REF.sub(substitute, value)
 
 
+def _unset(value: Any, env: Mapping[str, str]) -> str | None:
+    """The first ``$ENV.NAME`` in ``value`` (its strings, nested) that is not set."""
+    if isinstance(value, Mapping):
+        value = list(value.values())
+    if isinstance(value, list):
+        return next((n for n in (_unset(v, env) for v in value) if n is not None), None)
+    if isinstance(value, str):
+        return next((n for n in _ENV_REF.findall(value) if n not in env), None)
+    return None
+
+
+class _Unreached:
+    """Under a replay, what a connector's fields that only reach the provider leave unset
+    (each left out rather than filled with a stand-in); outside one, nothing is tolerated."""
+
+    def __init__(self, config: ConnectorConfig, env: Mapping[str, str], replay_only: bool):
+        self.config, self.env, self.replay_only = config, env, replay_only
+        self.missing: list[str] = []
+
+    def expand(self, value: Any, key: str) -> tuple[bool, Any]:
+        """``(True, value expanded)``, or ``(False, None)`` when a replay leaves it out."""
+        variable = _unset(value, self.env) if self.replay_only else None
+        if variable is None:
+            return True, _expand(value, key, self.config, self.env)
+        self.missing.append(f"{key} uses $ENV.{variable}, which is not set")
+        return False, None
+
+    def need(self, what: str) -> bool:
+        """Whether a missing ``what`` (an API key) is an error now: not under a replay."""
+        if self.replay_only:
+            self.missing.append(what)
+        return not self.replay_only
+
+
 def _api_key(
-    config: ConnectorConfig, provider: str, api_base: str | None, env: Mapping[str, str]
+    config: ConnectorConfig, provider: str, api_base: str | None, unreached: _Unreached
 ) -> str | None:
-    """The key to send, or None when the endpoint needs none; a missing key is an error."""
+    """The key to send, or None when the endpoint needs none (or a replay has none); a
+    missing key is an error."""
+    env = unreached.env
     if config.api_key is not None and config.api_key.strip().lower() != "none":
-        key: str = _expand(config.api_key.strip(), "api_key", config, env)
+        found, key = unreached.expand(config.api_key.strip(), "api_key")
+        if not found:
+            return None
         if not key:
             raise ConfigError(f"{config.where}: api_key is empty", hint=f"check {config.source}")
         register_secret(key)  # a key written into connectors.yml is redacted like env keys
-        return key
+        return str(key)
     if config.api_key is not None or provider not in KEY_VARIABLES:
         return None
     variable = KEY_VARIABLES[provider]
@@ -324,6 +374,8 @@ def _api_key(
         return env[variable]
     if api_base and (urlparse(api_base).hostname or "") in _LOOPBACK:
         return None  # a local server may need no key; the variable is used when it is set
+    if not unreached.need(f"{variable} is not set"):
+        return None
     raise ConfigError(
         f"{config.where} needs an API key: {variable} is not set",
         hint=f"export {variable}=<your key>, or add `api_key: $ENV.{variable}` to the "
@@ -331,18 +383,48 @@ def _api_key(
     )
 
 
-def _build(config: ConnectorConfig, env: Mapping[str, str]) -> Model:
-    """Construct the network model of a connector (its client module imported only now)."""
+def _build(config: ConnectorConfig, env: Mapping[str, str], replay_only: bool = False) -> Model:
+    """Construct the network model of a connector (its client module imported only now);
+    under a replay, one that refuses calls when what reaches the provider is unset."""
+    unreached = _Unreached(config, env, replay_only)
     model = _expand(config.model, "model", config, env)
-    api_base = _checked_api_base(_expand(config.api_base, "api_base", config, env), config)
-    options = _expand(config.options, "options", config, env)
-    prefix, slash, bare = model.partition("/")
-    provider = prefix if slash else ""
-    openai_sdk = provider == "openai" or (api_base is not None and provider not in _OWN_PROTOCOL)
+    found, api_base = unreached.expand(config.api_base, "api_base")
+    api_base = _checked_api_base(api_base, config)
+    given_base = api_base is not None or not found  # an unset one still says "not OpenAI's"
+    options: dict[str, Any] = {}
+    for name, value in config.options.items():
+        if name in _RESULT_OPTIONS:
+            options[name] = _expand(value, f"options.{name}", config, env)
+        else:
+            found, value = unreached.expand(value, f"options.{name}")
+            if found:
+                options[name] = value
+    provider = model.partition("/")[0] if "/" in model else ""
+    openai_sdk = provider == "openai" or (given_base and provider not in _OWN_PROTOCOL)
     kwargs: dict[str, Any] = {
         "api_base": api_base,
-        "api_key": _api_key(config, provider or ("openai" if openai_sdk else ""), api_base, env),
+        "api_key": _api_key(
+            config, provider or ("openai" if openai_sdk else ""), api_base, unreached
+        ),
     }
+    built = _construct(config, model, options, kwargs, openai_sdk)
+    if unreached.missing:
+        from agentcli.models.replay_only import ReplayOnlyModel
+
+        return ReplayOnlyModel(built, f"{config.where}: {'; '.join(unreached.missing)}")
+    return built
+
+
+def _construct(
+    config: ConnectorConfig,
+    model: str,
+    options: dict[str, Any],
+    kwargs: dict[str, Any],
+    openai_sdk: bool,
+) -> Model:
+    """The client model itself, from the connector's resolved fields."""
+    prefix, slash, bare = model.partition("/")
+    provider = prefix if slash else ""
     if "timeout" in options:
         kwargs["timeout"] = _timeout(options.pop("timeout"), config)
     if "retry" in options:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.errors import ConfigError
+from agentcli.errors import ConfigError, ReplayMiss
 from agentcli.models.base import collect
 from agentcli.models.connectors import (
     ConnectorConfig,
@@ -23,7 +24,9 @@ from agentcli.models.litellm_model import LiteLLMModel
 from agentcli.models.offline import EchoModel, FunctionModel
 from agentcli.models.openai_model import OpenAICompatModel
 from agentcli.models.pricing import FREE, Price, litellm_price
+from agentcli.models.replay_only import ReplayOnlyModel
 from agentcli.models.scripted import ScriptedModel
+from fixtures.openai_server import OpenAIServer
 
 SECRET = "sk-test-0123456789abcdef"
 
@@ -244,6 +247,72 @@ def test_unset_env_elsewhere_is_an_error_without_leaking_the_key(project):
     with pytest.raises(ConfigError, match=r"api_base uses \$ENV\.BASE, which is not set") as caught:
         resolve("r", project, env={"K": SECRET})
     assert SECRET not in str(caught.value)
+
+
+# -- replay: what only reaches the provider may be unset ----------------------------------
+
+
+def test_a_replay_resolves_a_connector_whose_custom_key_variable_is_unset(project):
+    """The key, the address and the call options only reach the provider, which a replay
+    never calls: unset, they are left out (no stand-in), and the model refuses a call."""
+    path = write(
+        project["cwd"] / "connectors.yml",
+        "x: {model: openai/gpt-4o, api_base: $ENV.GATEWAY, api_key: $ENV.MY_SECRET_KEY,\n"
+        "    headers: {x-token: $ENV.TEAM_TOKEN}, timeout: 5, price: {input_per_mtok: 1, output_per_mtok: 2}}\n",
+    )
+    with pytest.raises(ConfigError, match=r"api_base uses \$ENV\.GATEWAY, which is not set"):
+        resolve("x", project)  # a live run still needs them
+    model = resolve("x", project, replay_only=True)
+    assert isinstance(model, ReplayOnlyModel)
+    inner = model.inner
+    assert isinstance(inner, OpenAICompatModel)  # an api_base was given, though unset
+    assert (model.provider, model.name) == ("openai", "gpt-4o")
+    assert (inner.api_base, inner.api_key, inner.extra) == (None, None, {})
+    assert model.price == Price(1, 2)  # the cost a replay reports
+    assert model.missing == (
+        f"connector 'x' ({path}:1): api_base uses $ENV.GATEWAY, which is not set; "
+        "options.headers uses $ENV.TEAM_TOKEN, which is not set; "
+        "api_key uses $ENV.MY_SECRET_KEY, which is not set"
+    )
+
+
+def test_a_replay_needs_no_provider_key_variable_and_makes_none_up(project):
+    write(project["cwd"] / "connectors.yml", "g: {model: openai/gpt-4o}\n")
+    model = resolve("g", project, replay_only=True)
+    assert isinstance(model, ReplayOnlyModel) and model.inner.api_key is None
+    assert model.missing.endswith("connector 'g' (" + str(project["cwd"] / "connectors.yml")
+                                  + ":1): OPENAI_API_KEY is not set")  # fmt: skip
+    keyed = resolve("g", project, env={"OPENAI_API_KEY": SECRET}, replay_only=True)
+    assert isinstance(keyed, OpenAICompatModel) and keyed.api_key == SECRET
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("x: {model: openai/$ENV.MODEL_NAME, api_key: $ENV.K}\n", "model"),
+        ("x: {model: openai/o, price: {input_per_mtok: $ENV.P}}\n", "options.price.input_per_mtok"),
+    ],
+)
+def test_a_replay_still_resolves_what_its_results_show(project, text, field):
+    """The model and its price decide the provider, the model and the cost of the results."""
+    write(project["cwd"] / "connectors.yml", text)
+    with pytest.raises(ConfigError, match=rf"{field} uses \$ENV\.\w+, which is not set"):
+        resolve("x", project, replay_only=True)
+
+
+def test_a_replay_only_model_refuses_a_call_before_anything_is_sent(project):
+    """Should a call reach it (outside any cassette), no request leaves: a replay miss
+    naming the variable, with the loopback server running and receiving nothing."""
+    with OpenAIServer(latency=0.0) as server:
+        write(
+            project["cwd"] / "connectors.yml",
+            f"x: {{model: openai/echo, api_base: '{server.base_url}', "
+            "api_key: $ENV.MY_SECRET_KEY}\n",
+        )
+        model = resolve("x", project, replay_only=True)
+        with pytest.raises(ReplayMiss, match=r"api_key uses \$ENV\.MY_SECRET_KEY, which is not"):
+            asyncio.run(collect(model, [{"role": "user", "content": "hi"}]))
+        assert server.requests == []
 
 
 def test_empty_api_key_from_env(project):

@@ -363,6 +363,41 @@ def test_a_replay_needs_no_key_and_no_network(project, http_weather, monkeypatch
     assert comparable(project / "remote/rep.jsonl") == comparable(project / "remote/rec.jsonl")
 
 
+CUSTOM_KEY = "sk-custom-named-secret-0123456789abcdef"
+
+
+def test_a_replay_needs_no_key_of_any_variable_name(project, http_weather, monkeypatch):
+    """`api_key: $ENV.MY_SECRET_KEY` (no provider's variable): recorded with it set, the
+    key goes out and never into the cassette; replayed with it unset and the server gone,
+    the run needs it not; a miss is that case's replay error, never a live call."""
+    connectors = "keyed: {model: openai/authecho, api_base: 'BASE', api_key: $ENV.MY_SECRET_KEY}\n"
+    cases = [{"id": "who", "input": "who am I", "assert": {"type": "contains", "value": "sent"}}]
+    with OpenAIServer(latency=0.0) as server:
+        configure(project, server.base_url, http_weather)
+        (project / "connectors.yml").write_text(connectors.replace("BASE", server.base_url))
+        path = write_cases(project, "custom", cases)
+        monkeypatch.setenv("MY_SECRET_KEY", CUSTOM_KEY)
+        ran = evaluate("wstdio", path, "-c", "keyed", "--record", output="custom/rec.jsonl")
+        assert ran.exit_code == 0, ran.output
+        assert server.requests[0].headers["authorization"] == f"Bearer {CUSTOM_KEY}"
+    text = (project / "custom/cassettes/who.jsonl").read_text()
+    assert "you sent [redacted]" in text and CUSTOM_KEY not in text
+    monkeypatch.delenv("MY_SECRET_KEY")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    replayed = evaluate("wstdio", path, "-c", "keyed", "--replay", output="custom/rep.jsonl")
+    assert replayed.exit_code == 0, replayed.output
+    assert comparable(project / "custom/rep.jsonl") == comparable(project / "custom/rec.jsonl")
+    # what may call the model live still needs the key, before any case runs
+    live = evaluate("wstdio", path, "-c", "keyed", "--record", "missing", output="custom/m.jsonl")
+    assert live.exit_code == 2 and "api_key uses $ENV.MY_SECRET_KEY, which is not" in live.output
+    write_cases(project, "custom", [{**cases[0], "input": "who are you"}])
+    missed = evaluate("wstdio", path, "-c", "keyed", "--replay", output="custom/miss.jsonl")
+    assert missed.exit_code == 1, missed.output
+    (result,) = read_results(project / "custom/miss.jsonl").results
+    assert result.status == "error" and (result.error or "").startswith("[replay_miss] ")
+    assert "messages[0].content differs: 'who am I' vs 'who are you'" in result.error
+
+
 HOOK = """
 def Create(ctx, messages):
     listed = [t["name"] for t in ctx.mcp.list_tools("weather")]
