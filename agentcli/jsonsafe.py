@@ -5,7 +5,9 @@ for every message that says what a value is or should be."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import math
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, get_args
 
 __all__ = [
@@ -13,6 +15,7 @@ __all__ = [
     "MAX_DEPTH",
     "JsonType",
     "expected_words",
+    "finite_json",
     "json_safe",
     "json_type",
     "json_type_words",
@@ -26,6 +29,43 @@ MAX_DEPTH = 100  # levels of nesting kept; deeper values are cut (writers recurs
 # Python refuses to print an integer of more than 4,300 digits (int_max_str_digits):
 # 14,000 bits is about 4,200 digits.
 _MAX_INT_BITS = 14_000
+
+
+def finite_json(
+    value: Any,
+    *,
+    indent: int | None = None,
+    spaced: bool = False,
+    default: Callable[[Any], Any] = str,
+) -> str:
+    """``json.dumps`` (UTF-8 kept; compact unless ``indent`` or ``spaced``) that writes NaN
+    and the infinities as ``null``, as JavaScript's JSON.stringify does: Python's bare
+    ``NaN`` is no JSON, and jq or a browser refuse a file with it. Such a float (a tool's or a
+    hook's) is rare, so the value is only copied when one is found."""
+    options: dict[str, Any] = {
+        "ensure_ascii": False,
+        "indent": indent,
+        "separators": None if indent or spaced else (",", ":"),
+        "default": default,
+        "allow_nan": False,
+    }
+    try:
+        return json.dumps(value, **options)
+    except ValueError as error:
+        if "float" not in str(error):
+            raise  # not that (a circular reference): as json says
+        return json.dumps(_finite_only(value), **options)
+
+
+def _finite_only(value: Any) -> Any:
+    """``value`` with each NaN or infinite float as None (containers copied on the way)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_only(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_only(item) for item in value]
+    return value
 
 
 def json_safe(value: Any) -> Any:

@@ -12,6 +12,7 @@ from agentcli.jsonsafe import (
     JSON_TYPES,
     MAX_DEPTH,
     expected_words,
+    finite_json,
     json_safe,
     json_type,
     json_type_words,
@@ -102,3 +103,54 @@ def test_expected_words_join_the_allowed_types():
 def test_json_types_are_every_name_json_type_returns():
     assert JSON_TYPES == ("string", "number", "boolean", "array", "object", "null")
     assert {json_type(v) for v in ("", 1, True, [], {}, None)} == set(JSON_TYPES)
+
+
+def test_finite_json_writes_nan_and_the_infinities_as_null():
+    value = {"a": [1.5, float("nan"), {"b": float("-inf")}], "c": (float("inf"),)}
+    assert finite_json(value) == '{"a":[1.5,null,{"b":null}],"c":[null]}'
+    assert finite_json({"x": 1}, spaced=True) == '{"x": 1}'
+    plain = {"n": 2.5}
+    assert json.loads(finite_json(plain)) == plain
+
+
+def test_finite_json_still_refuses_a_circular_value():
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        finite_json(loop)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".html"])
+def test_a_result_holding_nan_is_written_as_strict_json(tmp_path, suffix):
+    # a tool or a hook may hand back float("nan"): the results file stays JSON that jq and
+    # browsers read (Python's json writes a bare NaN unless told not to)
+    from agentcli.eval.reports import read_results, writer_for
+    from agentcli.eval.results.model import CaseResult, RunHeader, summarize
+
+    def strict(constant: str) -> None:
+        raise AssertionError(f"{constant} written")
+
+    result = CaseResult(id="a", status="passed", input="hi", output={"score": float("nan")})
+    path = tmp_path / f"report{suffix}"
+    writer = writer_for(path)
+    writer.open(RunHeader())
+    writer.add(result)
+    writer.close(summarize([result], agent_id="t", connector="echo", duration_ms=1), None)
+    if suffix == ".html":
+        assert "NaN" not in path.read_text(encoding="utf-8")
+        return
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines() if suffix == ".jsonl" else [text]
+    for line in lines:
+        json.loads(line, parse_constant=strict)
+    assert read_results(path).results[0].output == {"score": None}
+
+
+def test_json_events_write_nan_as_null():
+    import io
+
+    from agentcli.cli.views.json_events import JsonEvents
+
+    out = io.StringIO()
+    JsonEvents(out).emit({"type": "log", "value": float("nan")})
+    assert out.getvalue() == '{"type": "log", "value": null}\n'

@@ -9,6 +9,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentcli.jsonsafe import finite_json
 from agentcli.models.base import TextDelta
 from agentcli.runtime.events import (
     ErrorEvent,
@@ -100,7 +101,7 @@ class TurnPrinter:
 
     def _json(self, data: dict[str, Any]) -> None:
         with self._lock:
-            self.out.write(json.dumps(redact_data(data), ensure_ascii=False, default=str) + "\n")
+            self.out.write(finite_json(redact_data(data), spaced=True) + "\n")
 
     def _note(self, text: str) -> None:
         """A line on ``err``, after ending the answer's line when both share a stream."""

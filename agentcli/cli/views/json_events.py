@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentcli.eval.cases.model import input_text
+from agentcli.jsonsafe import finite_json
 from agentcli.secrets import redact_data
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class JsonEvents:
 
     def emit(self, data: dict[str, Any]) -> None:
         """Write one event line (secrets redacted)."""
-        self.out.write(json.dumps(redact_data(data), ensure_ascii=False, default=str) + "\n")
+        self.out.write(finite_json(redact_data(data), spaced=True) + "\n")
         self.out.flush()
 
     def on_event(self, event: RunEvent) -> None:

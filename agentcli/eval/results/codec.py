@@ -51,13 +51,13 @@ the record in ``source`` and is written back as it was read.
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime, timedelta
 from typing import Any
 
 from agentcli.assistant.request import ToolCall
 from agentcli.choices import ATTRIBUTIONS, Attribution, one_of
+from agentcli.jsonsafe import finite_json
 from agentcli.models.base import Usage
 from agentcli.words import counted
 
@@ -147,13 +147,13 @@ def _json_fallback(value: Any) -> Any:
 _LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
-def to_json(value: Any, *, indent: int | None = None) -> str:
-    """JSON text: UTF-8 friendly (no ASCII escapes), never failing on odd values."""
-    separators = None if indent else (",", ":")
-    text = json.dumps(
-        value, ensure_ascii=False, indent=indent, separators=separators, default=_json_fallback
+def to_json(value: Any, *, indent: int | None = None, spaced: bool = False) -> str:
+    """JSON text: UTF-8 friendly (no ASCII escapes), never failing on odd values, NaN and
+    the infinities as ``null`` (``jsonsafe.finite_json``); compact unless ``indent`` or
+    ``spaced``."""
+    return finite_json(value, indent=indent, spaced=spaced, default=_json_fallback).translate(
+        _LINE_BREAKS
     )
-    return text.translate(_LINE_BREAKS)
 
 
 def ordered(data: JsonObject, keys: tuple[str, ...]) -> JsonObject:

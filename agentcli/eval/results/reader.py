@@ -23,7 +23,15 @@ from agentcli.errors import CaseFileError
 from agentcli.words import counted
 
 from .codec import Notes, read_header, read_result, read_stability, read_summary
-from .model import CaseResult, JsonObject, RunHeader, RunReport, RunSummary, header_names
+from .model import (
+    CaseResult,
+    JsonObject,
+    RunHeader,
+    RunReport,
+    RunSummary,
+    cell_label,
+    header_names,
+)
 
 __all__ = ["LoadedReport", "parse_results", "read_document", "read_results"]
 
@@ -46,6 +54,11 @@ class LoadedReport:
     format: Literal["jsonl", "report"] = "jsonl"
     repaired: int = 0  # records that had fields of the wrong type
     header_read: bool = False  # a header line with content was read (the first one counts)
+    # where each result (id, run, connector) was read, to tell of one the file holds twice
+    read_at: dict[tuple[str, int | None, str | None], str] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    repeats: int = 0
 
     def report(self) -> RunReport:
         """What was read as one report (an unfinished run's summary: empty, as read)."""
@@ -63,6 +76,21 @@ class LoadedReport:
         if notes:
             label = f"result {result.id!r}" if result.id else "result"
             self.note_repairs(where, label, notes)
+        key = (result.id, result.run, result.connector)
+        first = self.read_at.setdefault(key, where)
+        if first is not where:
+            self._note_repeat(where, result, first)
+
+    def _note_repeat(self, where: str, result: CaseResult, first: str) -> None:
+        """A result the file holds twice (two files joined by hand, say): every command
+        reads both, as merge does, and says so (the first few; the rest are counted)."""
+        self.repeats += 1
+        if self.repeats > _MAX_REPAIR_WARNINGS:
+            return
+        which = repr(cell_label(result.id, result.connector))
+        if result.run is not None:
+            which += f" (run {result.run})"
+        self.warnings.append(f"{where}: result {which} is in the file twice (first at {first})")
 
     def note_repairs(self, where: str, what: str, notes: Notes) -> None:
         """One warning for a repaired record (the first few; the rest are counted)."""
@@ -74,13 +102,17 @@ class LoadedReport:
         self.warnings.append(f"{where}: {what}: {shown}{more}")
 
     def finish_repairs(self, path: Path | str) -> None:
-        """The count of repaired records whose warnings were left out."""
+        """The count of repaired records (and of results read twice) whose warnings were
+        left out."""
         hidden = self.repaired - _MAX_REPAIR_WARNINGS
         if hidden > 0:
             self.warnings.append(
                 f"{path}: {counted(hidden, 'more record')} had fields of the wrong type, repaired the "
                 "same way"
             )
+        hidden = self.repeats - _MAX_REPAIR_WARNINGS
+        if hidden > 0:
+            self.warnings.append(f"{path}: {counted(hidden, 'more result')} in the file twice")
 
 
 def read_results(path: Path) -> LoadedReport:

@@ -25,9 +25,9 @@ from agentcli.eval.run.services import case_file_label
 
 if TYPE_CHECKING:
     from agentcli.eval.reports import LoadedReport
-    from agentcli.eval.results.model import RunHeader
+    from agentcli.eval.results.model import CaseResult, RunHeader
 
-__all__ = ["EarlierRun", "earlier_run"]
+__all__ = ["EarlierRun", "earlier_run", "kept_results"]
 
 _TODO = (
     "give the options of that run (leave {flag} out to take the file's), or start a new "
@@ -65,6 +65,20 @@ def earlier_run(options: EvalOptions, spec: InputSpec, agent_id: str) -> Earlier
         _take_connector(resumed.header, options, options.resume, refuse=True)
         _take_runs(resumed.header, options, options.resume, refuse=True)
     return EarlierRun(resumed=resumed)
+
+
+def kept_results(resumed: LoadedReport) -> list[CaseResult]:
+    """The results a resumed run keeps, in file order: each (id, run, connector) once, the
+    first the file holds (the reader warned of the repeats; a result without an id stays)."""
+    seen: set[tuple[str, int | None, str | None]] = set()
+    kept = []
+    for result in resumed.results:
+        key = (result.id, result.run, result.connector)
+        if result.id and key in seen:
+            continue
+        seen.add(key)
+        kept.append(result)
+    return kept
 
 
 def read_resumed(path: Path) -> LoadedReport:

@@ -10,6 +10,7 @@ buffered when a run is interrupted, so nothing finished is lost.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 import time
@@ -434,8 +435,9 @@ class EvalRunner:
 
         budget = self.budget
 
-        async def worker() -> None:
-            for index, (case, column, run) in jobs:  # one shared iterator: every job once
+        async def worker(first: tuple[int, tuple[Case, str | None, int]]) -> None:
+            # its first job, then the shared iterator's next ones: every job once
+            for index, (case, column, run) in itertools.chain((first,), jobs):
                 if self._stop.is_set():
                     return
                 done: list[CaseResult] = []
@@ -456,7 +458,14 @@ class EvalRunner:
                 for result in done:
                     self._stop_on(case, result, column, running)
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, config.parallel))]
+        # A worker is started with a job in hand, so there are never more workers than jobs
+        # (--parallel 100000000 on five cases is five tasks, not a hundred million).
+        workers = []
+        for _ in range(max(1, config.parallel)):
+            first = next(jobs, None)
+            if first is None:
+                break
+            workers.append(asyncio.create_task(worker(first)))
         try:
             await asyncio.gather(*workers)
         finally:

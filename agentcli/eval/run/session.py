@@ -59,7 +59,7 @@ from agentcli.eval.run.request import (
     refuse_case_options,
 )
 from agentcli.eval.run.rerun import Rerun
-from agentcli.eval.run.resume import EarlierRun, earlier_run
+from agentcli.eval.run.resume import EarlierRun, earlier_run, kept_results
 from agentcli.eval.run.runner import (
     BeforeAllFailed,
     EvalConfig,
@@ -703,7 +703,7 @@ def _plan(
             "them to stdout",
             hint="give -o a file",
         )
-    kept = resumed.results if resumed is not None else []
+    kept = kept_results(resumed) if resumed is not None else []
     if resumed is not None:
         config.done = _done_cases(resumed)
         if config.adaptive is not None:
@@ -794,7 +794,7 @@ def _announce(plan: RunPlan, config: EvalConfig, options: EvalOptions, view: Eva
         for warning in plan.rerun.warnings:
             view.warning(warning)
     if options.resume:
-        view.info(f"Resume: {options.resume} ({len(kept)} finished results kept)")
+        view.info(f"Resume: {options.resume} ({_count(len(kept), 'finished result')} kept)")
         assert plan.resumed is not None
         _resume_warnings(plan.resumed, view)
         _other_columns_warning(plan.resumed, config, view)

@@ -3,6 +3,7 @@ the command that turns it into results (not a JSON parser's "Extra data")."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,20 @@ def test_other_text_still_says_where_the_json_breaks() -> None:
     with pytest.raises(AgentCliError) as caught:
         parse_results(Path("notes.jsonl"), '{"id": "a"}\n{"id": "b"}\n')
     assert "notes.jsonl:2:1: not a results file: invalid JSON (Extra data)" in str(caught.value)
+
+
+def test_a_result_held_twice_is_read_twice_with_a_warning_naming_both_lines(tmp_path):
+    lines = [
+        {"type": "header", "metadata": {"agent_id": "a"}},
+        {"type": "result", "id": "x", "status": "passed", "run": 1},
+        {"type": "result", "id": "x", "status": "passed", "run": 2},  # another run: no repeat
+        {"type": "result", "id": "x", "status": "failed", "run": 1},
+        {"type": "summary", "total": 2, "passed": 2},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    loaded = parse_results(path, path.read_text(encoding="utf-8"))
+    assert [r.status for r in loaded.results] == ["passed", "passed", "failed"]
+    assert loaded.warnings == [
+        f"{path}:4: result 'x' (run 1) is in the file twice (first at {path}:2)"
+    ]

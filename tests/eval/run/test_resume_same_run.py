@@ -5,6 +5,7 @@ header's), and
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -151,3 +152,18 @@ def test_rerun_without_c_runs_the_failures_on_the_connector_of_its_file(project)
     assert (again.summary.total, again.summary.passed) == (11, 1)  # the 10 failed on echo again
     result = invoke(*EXPENSE, "--rerun", "r.jsonl", "-c", "scripted", "-o", "fixed.jsonl")
     assert result.exit_code == 0, result.output  # a re-run may be given another one
+
+
+def test_a_result_the_file_holds_twice_is_kept_once_with_a_warning(project):
+    made(*EXPENSE, "-o", "r.jsonl")
+    lines = (project / "r.jsonl").read_text().splitlines()
+    # two copies of a torn run joined by hand: the header, 3 results, then 2 of them again
+    (project / "r.jsonl").write_text("\n".join([*lines[:4], *lines[1:3]]) + "\n")
+    result = invoke(*EXPENSE, "--resume", "r.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "r.jsonl:5: result 'greeting' is in the file twice (first at r.jsonl:2)" in result.output
+    assert "Resume: r.jsonl (3 finished results kept)" in result.output
+    after = read_results(project / "r.jsonl")
+    whole = [json.loads(line)["id"] for line in lines[1:-1]]  # the run's results, in order
+    assert [r.id for r in after.results] == whole
+    assert after.summary is not None and after.summary.total == 11

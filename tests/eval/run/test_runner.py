@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -80,6 +81,29 @@ async def test_parallel_runs_keep_report_order():
     assert [r.id for r in probe.results] == ["a", "b", "c", "d"]
     finished = [e.result.id for e in probe.events if e.type == "test_result"]
     assert finished == ["d", "c", "b", "a"]  # they really ran concurrently
+
+
+async def test_parallel_beyond_the_cases_starts_a_worker_per_case_only():
+    # --parallel far above the number of cases: as many workers as cases, not a task per
+    # slot (a huge --parallel on a small file used to take all memory before the first case)
+    probe = Probe(parallel=200_000)
+    alive: list[int] = []  # the tasks there are as each case is taken
+
+    def taken():
+        for case in cases(
+            {"id": "a", "input": "sleep 0.05"},
+            {"id": "b", "input": "sleep 0.05"},
+            {"id": "c", "input": "sleep 0"},
+        ):
+            alive.append(len(asyncio.all_tasks()))
+            yield case
+
+    try:
+        await probe.runner.run(taken())
+    finally:
+        await probe.registry.aclose()
+    assert [r.status for r in probe.results] == ["passed", "passed", "passed"]
+    assert max(alive) < 50  # a few workers and cases, and the test's own
 
 
 async def test_a_case_timeout_interrupts_a_slow_tool():
