@@ -117,7 +117,7 @@ def run_targets(
             continue
         if result in (EXIT_USAGE, EXIT_INTERRUPTED):
             return result
-        recap.append((target, "passed" if result == EXIT_OK else f"failed (exit {result})"))
+        recap.append((target, _outcome(options, result)))
         code = max(code, result)
     _print_recap(recap, options.cwd, json_events)
     if recap and all(outcome.startswith("skipped") for _, outcome in recap):
@@ -126,6 +126,18 @@ def run_targets(
             hint="check the tags: --dry-run lists the cases a run would take",
         )
     return code
+
+
+def _outcome(options: EvalOptions, result: int) -> str:
+    """A file's recap word: a --dry-run or --estimate ran none of its cases, so it neither
+    passed nor failed."""
+    if result != EXIT_OK:
+        return f"failed (exit {result})"
+    if options.dry_run:
+        return "not run (--dry-run)"
+    if options.estimate:
+        return "not run (--estimate)"
+    return "passed"
 
 
 def _print_recap(recap: list[tuple[Target, str]], cwd: Path, json_events: bool) -> None:

@@ -13,6 +13,8 @@ The method, shown with the figures so nobody mistakes them for a bill:
   per verdict.
 - cost: each call's tokens at its connector's price (connectors.yml, else litellm's cost
   map); calls to a connector with no known price are counted but not costed.
+- a connector matrix: each column is estimated as the run of every case on its connector
+  (``matrix_lines``), and the total is the columns' sum.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ if TYPE_CHECKING:
     from agentcli.eval.cases.model import Assertion, Case
     from agentcli.eval.run.runner import EvalConfig
 
-__all__ = ["ASSUMED_OUTPUT_TOKENS", "ASSUMED_VERDICT_TOKENS", "Estimate", "estimate_run"]
+__all__ = [
+    "ASSUMED_OUTPUT_TOKENS",
+    "ASSUMED_VERDICT_TOKENS",
+    "Estimate",
+    "estimate_run",
+    "matrix_lines",
+]
 
 ASSUMED_OUTPUT_TOKENS = 256
 ASSUMED_VERDICT_TOKENS = 64
@@ -92,21 +100,30 @@ class Estimate:
 
     def lines(self) -> list[str]:
         """The figures and the method, as the console shows them."""
-        shown = [
-            f"{counted(self.cases, 'case')} x {counted(self.runs, 'run')}; tokens by "
+        return [self.method_line(), *self.role_lines(), f"Estimated cost: ~{format_usd(self.cost)}"]
+
+    def method_line(self, columns: int = 1) -> str:
+        """What was counted and how: the cases, runs (and matrix columns), the tokenizer and
+        the output assumed."""
+        across = f" x {counted(columns, 'connector')}" if columns > 1 else ""
+        return (
+            f"{counted(self.cases, 'case')} x {counted(self.runs, 'run')}{across}; tokens by "
             f"{self.tokenizer}, "
             f"{ASSUMED_OUTPUT_TOKENS} output tokens assumed per reply, "
             f"{ASSUMED_VERDICT_TOKENS} per verdict; tool loops not foreseen (calls are a floor)"
-        ]
+        )
+
+    def role_lines(self, prefix: str = "") -> list[str]:
+        """A line per role that makes calls: ``agent: 6 calls, ~12 input + ...``."""
+        shown = []
         for name, role in self.roles.items():
             if not role.calls:
                 continue
             unpriced = f"; no price for {', '.join(sorted(role.unpriced))}" if role.unpriced else ""
             shown.append(
-                f"{name}: {counted(role.calls, 'call')}, ~{role.input_tokens:,} input + "
+                f"{prefix}{name}: {counted(role.calls, 'call')}, ~{role.input_tokens:,} input + "
                 f"~{role.output_tokens:,} output tokens, ~{format_usd(role.cost)}{unpriced}"
             )
-        shown.append(f"Estimated cost: ~{format_usd(self.cost)}")
         return shown
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +200,20 @@ def estimate_run(config: EvalConfig, cases: Iterable[Case], connector: str) -> E
                 runs, runs * judge_in, runs * ASSUMED_VERDICT_TOKENS, judge_price, judge_spec
             )
     return estimate
+
+
+def matrix_lines(columns: dict[str, Estimate]) -> list[str]:
+    """The console lines of a connector matrix's estimate: the method once, each column's
+    roles named by its connector (``gpt-4o · agent: ...``), and the total with what each
+    column costs, as a matrix run's summary shows it (``by connector: ...``)."""
+    first = next(iter(columns.values()))
+    shown = [first.method_line(len(columns))]
+    for name, estimate in columns.items():
+        shown += estimate.role_lines(f"{name} · ")
+    total = sum(estimate.cost for estimate in columns.values())
+    each = " · ".join(f"{name} ~{format_usd(e.cost)}" for name, e in columns.items())
+    shown.append(f"Estimated cost: ~{format_usd(total)} (by connector: {each})")
+    return shown
 
 
 def _judged(case: Case) -> list[Assertion]:

@@ -372,10 +372,11 @@ def _compile_filter(pattern: str | None) -> Pattern | None:
 
 def _preflight_connector(
     config: EvalConfig, cases: Iterable[CaseInfo], *, need_price: bool = False
-) -> str:
-    """Resolve the connector the cases will use before any runs, so a missing key or an
+) -> tuple[str, ...]:
+    """Resolve the connectors the cases will use before any runs, so a missing key or an
     unknown connector is a usage error (exit 2), not N case errors; under ``--max-cost``
-    each must have a price."""
+    each must have a price. The run's connectors: the matrix columns, else the one
+    connector (none when the agent's create hook or AGENT_CONNECTOR answers)."""
     package = config.assistant.package
     named: dict[str, CaseInfo | None] = {}  # each spec, and the first case that names it
     if config.connectors:  # a matrix: its columns win over every case's own connector
@@ -388,6 +389,9 @@ def _preflight_connector(
             if wanted and wanted not in named:
                 own = wanted == case.connector and not config.connector
                 named[wanted] = case if own else None
+        fallback = config.connector or package.connector
+        if not named and fallback:  # no case (an empty shard): -c or the package's still checked
+            named[fallback] = None
         if (
             not named
             and not os.environ.get("AGENT_CONNECTOR")
@@ -413,8 +417,9 @@ def _preflight_connector(
                 "million tokens) to the connector in connectors.yml",
             )
     if config.connectors:
-        return ", ".join(config.connectors)
-    return config.connector or package.connector or os.environ.get("AGENT_CONNECTOR") or ""
+        return config.connectors
+    one = config.connector or package.connector or os.environ.get("AGENT_CONNECTOR")
+    return (one,) if one else ()
 
 
 async def _run_message(config: EvalConfig, text: str, options: EvalOptions, view: EvalView) -> int:
@@ -545,6 +550,9 @@ async def _run_cases(
         view.info(f"No failed cases in {rerun.source}: nothing to re-run")
         return EXIT_OK
     cases, total = _selected_cases(config, cases, options, view, rerun)
+    # Before anything else reads the cases: an empty selection is its own error (exit 2;
+    # a run of suites skips the file), not "no connector" from a connector check of none.
+    _check_selection(config, options, cases, total, _input_label(spec, suite))
     if options.dry_run:
         return _dry_run(cases, options, view, spec)
     if options.estimate:
@@ -641,6 +649,33 @@ def _selected_cases(
     return cases, total
 
 
+def _input_label(spec: InputSpec, suite: ScriptSuite | None) -> str:
+    """How messages name the run's input: its case file (or script), else the input given."""
+    return case_file_label(suite.path if suite else spec.path) or spec.value
+
+
+def _check_selection(
+    config: EvalConfig, options: EvalOptions, cases: CaseSet, total: int, input_label: str
+) -> None:
+    """A ``--run``/``--tag`` selection that leaves none of the file's cases is bad input
+    (:class:`NothingSelected`). A shard that holds no case is no error: it runs nothing,
+    and its results file still merges."""
+    if len(cases) or not total:
+        return
+    selection = selection_of(config, options)
+    if selection.by_tags:
+        raise NothingSelected(
+            f"no test cases of {input_label} match the selection ({selection.describe()})",
+            hint="check the tags: agent eval ... --dry-run lists the cases",
+        )
+    if config.run_filter is not None:
+        raise NothingSelected(
+            f"no test cases match pattern {options.run_filter!r} (in {input_label})",
+            hint="--run is a regular expression searched in case ids; "
+            "agent eval ... --dry-run lists the cases",
+        )
+
+
 def _plan(
     config: EvalConfig,
     cases: CaseSet,
@@ -662,23 +697,17 @@ def _plan(
             hint="give the connectors: -c A -c B --matrix-pass any, or leave --matrix-pass out",
         )
     if suite is None:
-        connector = _preflight_connector(
+        connectors = _preflight_connector(
             config, cases.infos, need_price=options.max_cost is not None
         )
     elif config.connectors:
-        connector = ", ".join(config.connectors)
+        connectors = config.connectors
     else:  # script tests call the agent only if they want to
-        connector = config.connector or package.connector or ""
-    input_label = case_file_label(suite.path if suite else spec.path) or spec.value
+        one = config.connector or package.connector
+        connectors = (one,) if one else ()
+    connector = ", ".join(connectors)  # the header's label; the matrix goes as columns
+    input_label = _input_label(spec, suite)
     selected = cases.infos
-    selection = selection_of(config, options)
-    if not selected and selection.by_tags:
-        raise NothingSelected(
-            f"no test cases of {input_label} match the selection ({selection.describe()})",
-            hint="check the tags: agent eval ... --dry-run lists the cases",
-        )
-    if config.run_filter is not None and not selected:
-        raise NothingSelected(f"no test cases match pattern {options.run_filter!r}")
     check_simulators(
         selected, config.simulator, config.registry, project_cite(options, "simulator")
     )
@@ -1248,13 +1277,19 @@ def _resume_warnings(resumed: LoadedReport, view: EvalView) -> None:
 def _estimate(config: EvalConfig, cases: CaseSet, view: EvalView) -> int:
     """``--estimate``: the planned calls and their cost, checked as a run would check its
     connectors and simulators first; nothing runs."""
-    from agentcli.eval.run.estimate import estimate_run
+    from agentcli.eval.run.estimate import estimate_run, matrix_lines
 
-    connector = _preflight_connector(config, cases.infos)
+    connectors = _preflight_connector(config, cases.infos)
     check_simulators(cases.infos, config.simulator, config.registry)
-    estimate = estimate_run(config, cases, connector)
+    if config.connectors:  # a matrix: each column is a run of every case on its connector
+        columns = config.columns()
+        lines = matrix_lines(
+            {name: estimate_run(columns[name], cases, name) for name in config.connectors}
+        )
+    else:
+        lines = estimate_run(config, cases, connectors[0] if connectors else "").lines()
     view.section("Estimate")
-    for line in estimate.lines():
+    for line in lines:
         view.info(line)
     return EXIT_OK
 

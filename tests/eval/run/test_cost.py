@@ -183,6 +183,33 @@ def test_estimate_names_connectors_without_a_price(project, server):
     assert "no price for unpriced" in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize("matrix", [["-c", "loop", "-c", "dear"], ["--matrix", "loop,dear"]])
+def test_estimate_of_a_matrix_estimates_every_column_and_totals_them(project, server, matrix):
+    # The matrix's label ("loop, dear") was resolved as one connector: exit 2 on every matrix.
+    base = server.base_url
+    with (project / "connectors.yml").open("a") as file:  # ten times loop's price
+        file.write(
+            f"dear: {{model: openai/my-finetune, api_base: '{base}', api_key: none, "
+            "price: {input_per_mtok: 10.0, output_per_mtok: 20.0}}\n"
+        )
+    judged = {"type": "agent", "use": "agents:judge", "value": "It greets"}
+    write_cases(project / "cases.jsonl", [{"id": "c1", "input": "hello there", "assert": [judged]}])
+    result = runner.invoke(app, ["eval", "greeter", "@cases.jsonl", *matrix, "--estimate"])
+    assert result.exit_code == 0, result.output
+    assert server.requests == []
+    out = " ".join(result.output.split())
+    assert "1 case x 1 run x 2 connectors; tokens by tiktoken o200k_base" in out
+    # an agent call of 2 + 256 tokens: $0.000514 on loop, ten times that on dear
+    assert "loop · agent: 1 call, ~2 input + ~256 output tokens, ~$0.0005" in out, out
+    assert "dear · agent: 1 call, ~2 input + ~256 output tokens, ~$0.0051" in out, out
+    # each column's judge runs on the judge's own connector (loopjudge): 261 + 64 tokens,
+    # $0.000389, in both columns
+    assert "loop · judge: 1 call, ~261 input + ~64 output tokens, ~$0.0004" in out, out
+    assert "dear · judge: 1 call, ~261 input + ~64 output tokens, ~$0.0004" in out, out
+    # loop $0.000903 + dear $0.005529
+    assert "Estimated cost: ~$0.0064 (by connector: loop ~$0.0009 · dear ~$0.0055)" in out, out
+
+
 def test_the_token_counter_uses_a_local_encoding_and_leaves_the_environment_alone(monkeypatch):
     import os
 
