@@ -35,6 +35,7 @@ __all__ = [
     "SCHEMA_PATH",
     "AssistantPackage",
     "McpServerRef",
+    "NearMiss",
     "SchemaProblems",
     "assistant_id",
     "find_assistants_root",
@@ -63,6 +64,22 @@ class McpServerRef:
     server_id: str
     tools: list[str] | None = None
     resources: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """An unknown field of the package file that looks like a known one misspelt
+    (``max_step`` for ``max_steps``): kept and not used, so every command that loads the
+    package says so (a Yao extension, far from every known name, is not one)."""
+
+    file: Path
+    line: int | None
+    key: str
+    meant: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else str(self.file)
+        return f"{where}: unknown field '{self.key}' (did you mean '{self.meant}'?); it is not used"
 
 
 @dataclass(slots=True)
@@ -104,6 +121,8 @@ class AssistantPackage:
     search_config: SearchConfig | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     unknown_fields: list[str] = field(default_factory=list)
+    # the near misses among unknown_fields; warnings holds them too, as text
+    near_misses: list[NearMiss] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -383,19 +402,15 @@ def _is_bookkeeping(key: str) -> bool:
     return key == "$schema" or key.startswith("__yao_")
 
 
-def _typo_warnings(file: Path, problems: SchemaProblems, unknown: list[str]) -> list[str]:
-    """A warning for each unknown field that looks like a known one misspelt."""
+def _near_misses(file: Path, problems: SchemaProblems, unknown: list[str]) -> list[NearMiss]:
+    """Each unknown field that looks like a known one misspelt."""
     known = list(PACKAGE_SCHEMA.schema["properties"])
-    warnings = []
+    found = []
     for key in unknown:
         close = difflib.get_close_matches(key, known, n=1, cutoff=_SUGGEST_CUTOFF)
         if close:
-            line = problems.line(key)
-            where = f"{file}:{line}" if line is not None else str(file)
-            warnings.append(
-                f"{where}: unknown field '{key}' (did you mean '{close[0]}'?); it is not used"
-            )
-    return warnings
+            found.append(NearMiss(file, problems.line(key), key, close[0]))
+    return found
 
 
 # ---------------------------------------------------------------------------- loading
@@ -472,7 +487,8 @@ def load_package(
         )
     known = PACKAGE_SCHEMA.schema["properties"]
     unknown = [key for key in data if key not in known and not _is_bookkeeping(key)]
-    warnings += _typo_warnings(file, problems, unknown)
+    near_misses = _near_misses(file, problems, unknown)
+    warnings += [str(miss) for miss in near_misses]
 
     package_root = _package_root(path, root)
     return AssistantPackage(
@@ -482,6 +498,7 @@ def load_package(
         root=package_root,
         raw=raw,
         unknown_fields=unknown,
+        near_misses=near_misses,
         warnings=warnings,
         **values,
     )
