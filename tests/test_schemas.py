@@ -28,8 +28,12 @@ def refs_with_siblings(schema: Any, where: str = "#") -> list[str]:
     return found
 
 
-def test_both_schemas_are_shipped():
-    assert [p.name for p in SHIPPED] == ["package.schema.json", "case.schema.json"]
+def test_the_schemas_are_shipped():
+    assert [p.name for p in SHIPPED] == [
+        "context.schema.json",
+        "package.schema.json",
+        "case.schema.json",
+    ]
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)

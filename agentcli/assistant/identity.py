@@ -1,6 +1,7 @@
 """Who a request runs as, for ``agent run`` and ``agent eval`` alike: the ``--ctx`` file
-(chat_id, authorized{user_id, team_id}, metadata, locale) and the ``--locale`` / ``-u`` /
-``-t`` flags, combined by one precedence (the first source that gives a value wins)."""
+(chat_id, authorized{user_id, team_id}, metadata, locale; checked against the shipped
+``context.schema.json``) and the ``--locale`` / ``-u`` / ``-t`` flags, combined by one
+precedence (the first source that gives a value wins)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from typing import Any, NamedTuple
 
 from agentcli.datafiles import loads_json, read_text
 from agentcli.errors import ConfigError, PackageError
+from agentcli.schemas import ShippedSchema
 
-__all__ = ["ContextFile", "Identity", "load_context_file", "resolve_identity"]
+__all__ = ["CONTEXT_SCHEMA", "ContextFile", "Identity", "load_context_file", "resolve_identity"]
+
+CONTEXT_SCHEMA = ShippedSchema(Path(__file__).with_name("context.schema.json"))
 
 
 class Identity(NamedTuple):
@@ -58,7 +62,9 @@ class ContextFile:
 
 def load_context_file(path: Path) -> ContextFile:
     """The ``--ctx`` JSON at ``path``; a ConfigError naming the file (and line) when it cannot
-    be read or is not a context object."""
+    be read or is not a context object: an unknown field (with a did-you-mean) or a wrong
+    type is refused, as a case file's are, since the run would otherwise go on as someone
+    else without a word."""
     try:
         text = read_text(path, name=f"--ctx {path}")
     except PackageError as error:
@@ -71,11 +77,9 @@ def load_context_file(path: Path) -> ContextFile:
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the context must be a JSON object")
+    _refuse_schema_problems(path, text, data)
     authorized = data.get("authorized") or {}
     metadata = data.get("metadata") or {}
-    for name, value in (("authorized", authorized), ("metadata", metadata)):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{path}: {name} must be an object")
     return ContextFile(
         locale=str(data.get("locale") or ""),
         user_id=str(authorized.get("user_id") or data.get("user_id") or ""),
@@ -85,4 +89,20 @@ def load_context_file(path: Path) -> ContextFile:
         chat_id=str(data.get("chat_id") or ""),
         metadata=dict(metadata),
         authorized=dict(authorized),
+    )
+
+
+def _refuse_schema_problems(path: Path, text: str, data: dict[str, Any]) -> None:
+    """A ConfigError listing every field of ``data`` that breaks the context schema, each
+    as ``file:line: ...`` (the package file's messages and line finding)."""
+    from agentcli.assistant.package import SchemaProblems
+
+    found = [problem for _top, problem in SchemaProblems(path, text, CONTEXT_SCHEMA).every(data)]
+    if not found:
+        return
+    found.sort(key=lambda problem: problem.line or 0)  # in file order, as they are read
+    hints = [problem.hint for problem in found if problem.hint]
+    raise ConfigError(
+        "\n".join(problem.message for problem in found),
+        hint=hints[0] if hints else 'the fields of a --ctx file: docs/eval.md, "The --ctx file"',
     )

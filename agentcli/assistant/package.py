@@ -35,6 +35,8 @@ __all__ = [
     "SCHEMA_PATH",
     "AssistantPackage",
     "McpServerRef",
+    "NearMiss",
+    "SchemaProblems",
     "assistant_id",
     "find_assistants_root",
     "find_package_dir",
@@ -62,6 +64,22 @@ class McpServerRef:
     server_id: str
     tools: list[str] | None = None
     resources: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """An unknown field of the package file that looks like a known one misspelt
+    (``max_step`` for ``max_steps``): kept and not used, so every command that loads the
+    package says so (a Yao extension, far from every known name, is not one)."""
+
+    file: Path
+    line: int | None
+    key: str
+    meant: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else str(self.file)
+        return f"{where}: unknown field '{self.key}' (did you mean '{self.meant}'?); it is not used"
 
 
 @dataclass(slots=True)
@@ -103,6 +121,8 @@ class AssistantPackage:
     search_config: SearchConfig | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     unknown_fields: list[str] = field(default_factory=list)
+    # the near misses among unknown_fields; warnings holds them too, as text
+    near_misses: list[NearMiss] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -186,13 +206,14 @@ PACKAGE_SCHEMA = ShippedSchema(SCHEMA_PATH)
 _SUGGEST_CUTOFF = 0.8
 
 
-class _Problems:
-    """Turns the schema errors of one package file into one PackageError with the field's
-    name, its line and what to do."""
+class SchemaProblems:
+    """Turns the schema errors of one JSON(C) file (a package file by default; a ``--ctx``
+    file too) into PackageErrors with the field's name, its line and what to do."""
 
-    def __init__(self, file: Path, text: str) -> None:
+    def __init__(self, file: Path, text: str, schema: ShippedSchema | None = None) -> None:
         self.file = file
         self.text = text
+        self.schema = schema or PACKAGE_SCHEMA
         self._lines: dict[tuple[str, ...], int] | None = None
 
     def fail(self, field_name: str, message: str, hint: str | None = None) -> PackageError:
@@ -223,7 +244,7 @@ class _Problems:
 
     def first(self, data: dict[str, Any]) -> PackageError | None:
         """The error of the first field (in file order) that breaks the schema, or None."""
-        if PACKAGE_SCHEMA.conforms(data):
+        if self.schema.conforms(data):
             return None
         found = self.every(data)
         return found[0][1] if found else None
@@ -234,7 +255,7 @@ class _Problems:
         as a missing ``name``): by top-level key, then line, a field before its parts."""
         order = {key: index for index, key in enumerate(data)}
         found: dict[str, tuple[tuple[int, int, int], str, PackageError]] = {}
-        for error in PACKAGE_SCHEMA.errors(data):
+        for error in self.schema.errors(data):
             path = error.absolute_path
             top = str(path[0]) if path else ""
             rank = order.get(path[0], -1) if path else -1
@@ -266,7 +287,7 @@ class _Problems:
                 f"unknown field '{field_name}'{also}",
                 path=str(self.file),
                 line=self.line(field_name),
-                hint=f"the fields of {parent}: {', '.join(known)}",
+                hint=f"the fields of {parent or self.file.name}: {', '.join(known)}",
             )
             problems.append((field_name, problem))
         return problems
@@ -339,7 +360,7 @@ def _values(data: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _sandbox(raw: dict[str, Any], file: Path, problems: _Problems) -> SandboxSpec:
+def _sandbox(raw: dict[str, Any], file: Path, problems: SchemaProblems) -> SandboxSpec:
     """``sandbox``: what every request's workspace is (backend, timeout, network, tools)."""
     from agentcli.assistant.sandbox.spec import parse_spec, spec_problems
 
@@ -349,7 +370,7 @@ def _sandbox(raw: dict[str, Any], file: Path, problems: _Problems) -> SandboxSpe
     return parse_spec(raw)
 
 
-def _search(values: dict[str, Any], path: Path, problems: _Problems) -> SearchConfig:
+def _search(values: dict[str, Any], path: Path, problems: SchemaProblems) -> SearchConfig:
     """``kb``, ``db``, ``search`` and ``uses``: what ctx.search and the automatic search use."""
     from agentcli.assistant.search.spec import parse_search
 
@@ -381,19 +402,15 @@ def _is_bookkeeping(key: str) -> bool:
     return key == "$schema" or key.startswith("__yao_")
 
 
-def _typo_warnings(file: Path, problems: _Problems, unknown: list[str]) -> list[str]:
-    """A warning for each unknown field that looks like a known one misspelt."""
+def _near_misses(file: Path, problems: SchemaProblems, unknown: list[str]) -> list[NearMiss]:
+    """Each unknown field that looks like a known one misspelt."""
     known = list(PACKAGE_SCHEMA.schema["properties"])
-    warnings = []
+    found = []
     for key in unknown:
         close = difflib.get_close_matches(key, known, n=1, cutoff=_SUGGEST_CUTOFF)
         if close:
-            line = problems.line(key)
-            where = f"{file}:{line}" if line is not None else str(file)
-            warnings.append(
-                f"{where}: unknown field '{key}' (did you mean '{close[0]}'?); it is not used"
-            )
-    return warnings
+            found.append(NearMiss(file, problems.line(key), key, close[0]))
+    return found
 
 
 # ---------------------------------------------------------------------------- loading
@@ -441,7 +458,7 @@ def load_package(
     warnings: list[str] = []
     data = substitute_env(raw, path=str(file), env=env, required=("connector",), warnings=warnings)
 
-    problems = _Problems(file, text)
+    problems = SchemaProblems(file, text)
     # null means "not set": a null name is a missing one
     present = {key: value for key, value in data.items() if value is not None}
     if problems_out is None:
@@ -470,7 +487,8 @@ def load_package(
         )
     known = PACKAGE_SCHEMA.schema["properties"]
     unknown = [key for key in data if key not in known and not _is_bookkeeping(key)]
-    warnings += _typo_warnings(file, problems, unknown)
+    near_misses = _near_misses(file, problems, unknown)
+    warnings += [str(miss) for miss in near_misses]
 
     package_root = _package_root(path, root)
     return AssistantPackage(
@@ -480,6 +498,7 @@ def load_package(
         root=package_root,
         raw=raw,
         unknown_fields=unknown,
+        near_misses=near_misses,
         warnings=warnings,
         **values,
     )

@@ -121,6 +121,8 @@ def run(
 
     for warning in unported_hooks(assistant.package.path):
         typer.echo(f"warning: {warning}", err=True)
+    for near_miss in assistant.package.near_misses:  # `max_step`: kept, not used, so said
+        typer.echo(f"warning: {near_miss}", err=True)
     if interactive:
         from agentcli.cli.chat import run_chat
 

@@ -71,8 +71,18 @@ def test_top_level_ids_stand_in_for_authorized_ones_and_absent_parts_say_nothing
     [
         ('{"chat_id": "x",\n  oops}', r"ctx\.json:2:3: invalid JSON: "),
         ("[1, 2]", r"ctx\.json: the context must be a JSON object$"),
-        ('{"authorized": "me"}', r"ctx\.json: authorized must be an object$"),
-        ('{"metadata": [1]}', r"ctx\.json: metadata must be an object$"),
+        (
+            '{"authorized": "me"}',
+            r"ctx\.json:1: field 'authorized' must be an object, got a string\n  hint:",
+        ),
+        (
+            '{"metadata": [1]}',
+            r"ctx\.json:1: field 'metadata' must be an object, got an array\n  hint:",
+        ),
+        (
+            '{\n"chat": "c"}',
+            r"ctx\.json:2: unknown field 'chat' \(did you mean 'chat_id'\?\)\n  hint:",
+        ),
     ],
 )
 def test_a_bad_context_file_is_a_config_error_naming_it(tmp_path, text, message):

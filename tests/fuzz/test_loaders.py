@@ -317,7 +317,7 @@ CTX_TEXTS = [
         {
             "chat_id": "c1",
             "locale": "zh-cn",
-            "authorized": {"user_id": "u", "team_id": "t", "scope": ["a"]},
+            "authorized": {"user_id": "u", "team_id": "t", "scope": "a"},
             "metadata": {"tier": "gold", "n": 1},
         },
         indent=2,

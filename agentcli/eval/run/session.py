@@ -295,6 +295,8 @@ async def _run_input(
 
         for warning in unported_hooks(package.path):  # a Yao package not yet ported
             view.warning(warning)
+        for near_miss in package.near_misses:  # `max_step`: kept, not used, so said
+            view.warning(str(near_miss))
         if spec.kind == "message":
             return await _run_message(config, spec.value, options, view)
         if spec.kind == "file":
