@@ -45,8 +45,10 @@ def merge(
     """Merge results files."""
     from agentcli.errors import ConfigError
     from agentcli.eval.reports import writer_for
+    from agentcli.eval.reports._view import format_percent
     from agentcli.eval.results.merge import merge_files, write_merged
     from agentcli.eval.results.remote import expand_inputs
+    from agentcli.words import counted
 
     inputs = expand_inputs(files)
     local = [f for f in inputs if isinstance(f, Path)]
@@ -60,7 +62,7 @@ def merge(
     write_merged(merged, output, writer=writer)
     summary = merged.summary
     typer.echo(
-        f"merged {len(inputs)} files: {summary.total} results, {summary.passed} passed, "
-        f"pass rate {summary.pass_rate or 0:.1f}% -> {output}"
+        f"merged {counted(len(inputs), 'file')}: {counted(summary.total, 'result')}, "
+        f"{summary.passed} passed, pass rate {format_percent(summary.pass_rate or 0)} -> {output}"
     )
     raise typer.Exit(merged.exit_code())

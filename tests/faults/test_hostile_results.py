@@ -59,10 +59,11 @@ def test_resume_repairs_kept_results_and_runs_every_unmatched_case(project: Path
     assert ids.count("c0") == 1 and ids.count("c1") == 1 and ids.count("c2") == 1  # c1, c2 ran
     assert final.summary is not None and final.summary.total == 7
     assert final.summary.errors == 2 and final.summary.passed == 5
-    # Resumed in place, the kept lines go back as they were read: nothing is rewritten.
-    assert [r.to_dict() for r in final.results[:5]] == [
-        {k: v for k, v in r.items() if k != "type"} for r in HOSTILE_KEPT[1:]
-    ]
+    # Resumed in place, the kept lines go back as they were read: nothing is rewritten but
+    # the Infinity Python wrote for 1e999, which is no JSON and goes back as null.
+    as_read = [{k: v for k, v in r.items() if k != "type"} for r in HOSTILE_KEPT[1:]]
+    as_read[3]["duration_ms"] = None
+    assert [r.to_dict() for r in final.results[:5]] == as_read
 
 
 def test_report_and_merge_read_a_hostile_file(project: Path) -> None:
