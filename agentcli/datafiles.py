@@ -11,7 +11,9 @@ never a bare exception, a hang or a value that later code cannot serialise. The 
   when expanded. PyYAML shares an aliased node, so a "billion laughs" document is small in
   memory, but every writer serialises it in full; recursive aliases are refused too;
 - duplicate keys in a YAML mapping are errors naming both lines (YAML would keep the last);
-- a number of more than ``sys.get_int_max_str_digits()`` digits (4300) is an error.
+- a number of more than ``sys.get_int_max_str_digits()`` digits (4300) is an error;
+- ``loads_json(..., finite=True)`` refuses NaN, Infinity and numbers too large for a float,
+  which Python reads but JSON does not allow (a results file holding one is not JSON).
 
 YAML is parsed with libyaml (``CSafeLoader``) when PyYAML has it, else the pure-Python
 ``SafeLoader``; the checks run on the composed node graph, so they hold on both paths.
@@ -38,7 +40,9 @@ __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "FINITE_NUMBERS",
     "DuplicateKeyError",
+    "NonFiniteNumber",
     "YamlDocument",
     "YamlLines",
     "decode_text",
@@ -154,14 +158,41 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def loads_json(text: str, *, unique_keys: bool = False) -> Any:
+class NonFiniteNumber(ValueError):
+    """``NaN``, ``Infinity``, ``-Infinity`` or a number too large for a float (``1e999``):
+    Python's ``json`` reads them, JSON does not allow them."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(f"{token} is not a number JSON allows")
+        self.token = token
+
+
+def _refuse_constant(token: str) -> float:
+    raise NonFiniteNumber(token)
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if value - value != 0.0:  # inf: the literal is too large for a float
+        raise NonFiniteNumber(token)
+    return value
+
+
+# ``json`` hooks that make a decoder refuse non-finite numbers (NonFiniteNumber); called only
+# for NaN/Infinity and for numbers with a fraction or exponent, so they cost nearly nothing.
+FINITE_NUMBERS: dict[str, Any] = {"parse_constant": _refuse_constant, "parse_float": _finite_float}
+
+
+def loads_json(text: str, *, unique_keys: bool = False, finite: bool = False) -> Any:
     """``json.loads`` within the limits: nesting beyond ``MAX_DEPTH`` and over-long numbers
     raise ``json.JSONDecodeError`` at their position (callers already report that with a
-    line and column); with ``unique_keys`` a repeated key raises ``DuplicateKeyError``."""
+    line and column); with ``unique_keys`` a repeated key raises ``DuplicateKeyError``; with
+    ``finite`` a NaN or infinite number raises ``NonFiniteNumber``."""
     check_json_depth(text)
+    hooks = FINITE_NUMBERS if finite else {}
     try:
-        return json.loads(text, object_pairs_hook=unique_object if unique_keys else None)
-    except (json.JSONDecodeError, DuplicateKeyError):
+        return json.loads(text, object_pairs_hook=unique_object if unique_keys else None, **hooks)
+    except (json.JSONDecodeError, DuplicateKeyError, NonFiniteNumber):
         raise
     except RecursionError:  # not reachable within MAX_DEPTH; kept so it can never escape
         raise json.JSONDecodeError("nested too deeply", text, 0) from None

@@ -228,3 +228,24 @@ def test_datafiles_is_the_only_yaml_reader():
         and re.search(r"^\s*(import yaml|from yaml\b)", path.read_text(encoding="utf-8"), re.M)
     ]
     assert readers == []
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [
+        ("[NaN]", "NaN"),
+        ('{"a": Infinity}', "Infinity"),
+        ("-Infinity", "-Infinity"),
+        ("1e999", "1e999"),
+    ],
+)
+def test_loads_json_finite_refuses_what_json_does_not_allow(text, token):
+    # json reads NaN and Infinity (and 1e999 as inf) though JSON has neither
+    assert loads_json(text) is not None
+    with pytest.raises(datafiles.NonFiniteNumber) as raised:
+        loads_json(text, finite=True)
+    assert raised.value.token == token
+
+
+def test_loads_json_finite_reads_finite_numbers_as_before():
+    assert loads_json('{"a": [1, 2.5, -1e308, 0.1]}', finite=True) == {"a": [1, 2.5, -1e308, 0.1]}

@@ -13,10 +13,12 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args
 
+from agentcli.assistant.sandbox.paths import relative_parts
 from agentcli.durations import parse_duration
-from agentcli.errors import ConfigError
+from agentcli.errors import ConfigError, SandboxPathError
 
 __all__ = [
     "BACKENDS",
@@ -74,7 +76,31 @@ def spec_problems(raw: Any) -> list[str]:
         isinstance(files, dict) and all(isinstance(v, str) for v in files.values())
     ):
         problems.append('sandbox.files: must be an object of path -> text, e.g. {"a.py": "..."}')
+    elif files:
+        for path in files:
+            problem = _seed_path_problem(path)
+            if problem is not None:
+                problems.append(f"sandbox.files: {problem}")
     return problems
+
+
+def _seed_path_problem(path: str) -> str | None:
+    """Why a seeded file's path cannot be written (None when it can): the workspace's own
+    path rules (``paths.relative_parts``), checked now rather than when a sandbox is made.
+    The workdir is made new for each sandbox, so no absolute path can be inside it."""
+    what_to_do = "give the file's path relative to the workdir"
+    if PurePosixPath(path).is_absolute():
+        return (
+            f"sandbox path {path!r} is outside the workspace (the workdir is made new for"
+            f" each sandbox); {what_to_do}"
+        )
+    try:
+        parts = relative_parts(Path("."), path)  # a relative path: the workdir is not read
+    except SandboxPathError as error:
+        return f"{error.message}; {what_to_do}"
+    if not parts:
+        return f"sandbox path {path!r} is the workdir itself, not a file; {what_to_do}"
+    return None
 
 
 def parse_spec(raw: Mapping[str, Any], base: SandboxSpec | None = None) -> SandboxSpec:

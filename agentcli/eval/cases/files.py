@@ -1,7 +1,9 @@
 """Reading case files: line-numbered items from JSON Lines, JSON and YAML, and the schema.
 
 The readers yield ``(line, object)`` pairs and record parse problems instead of raising,
-so the loader can report every mistake of a file at once. ``schema_problems`` checks one
+so the loader can report every mistake of a file at once. A number JSON does not allow
+(NaN, Infinity, 1e999; YAML's ``.nan``, ``.inf``) is one of them, found here as the text is
+read (it would reach a results file, which then is not JSON). ``schema_problems`` checks one
 case object against ``case.schema.json`` (see ``agentcli.schemas``: a compiled quick check,
 jsonschema to explain an invalid case) and says what is wrong in words.
 """
@@ -18,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.datafiles import (
+    FINITE_NUMBERS,
     MAX_FILE_BYTES,
     DuplicateKeyError,
+    NonFiniteNumber,
     YamlDocument,
+    YamlLines,
     decode_text,
     field_path,
     foreign_bom,
@@ -96,7 +101,9 @@ def _jsonl_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[
             if not text or text.startswith("//"):
                 continue
             try:
-                yield number, loads_json(text, unique_keys=True)
+                yield number, loads_json(text, unique_keys=True, finite=True)
+            except NonFiniteNumber as exc:
+                problems.append(_non_finite(loads_json(text), f"{shown}:{number}", exc.token))
             except json.JSONDecodeError as exc:
                 column = exc.colno + len(raw) - len(raw.lstrip())
                 hint = " (a .jsonl case must fit on one line)" if exc.pos >= len(text) else ""
@@ -149,9 +156,12 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
     line = text.count("\n", 0, start) + 1
     if isinstance(document, dict):
         try:
-            json.loads(text, object_pairs_hook=unique_object)
+            json.loads(text, object_pairs_hook=unique_object, **FINITE_NUMBERS)
         except DuplicateKeyError as exc:
             problems.append(f"{shown}:{line}: {exc}; remove one of them")
+            return
+        except NonFiniteNumber as exc:
+            problems.append(_non_finite(document, f"{shown}:{line}", exc.token))
             return
         yield line, document
         return
@@ -160,7 +170,8 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
         return
     # Decode the items one by one from their offsets to learn the line each starts on
     # (and to find a repeated key: the first decoding kept only the last of two).
-    unique, plain = json.JSONDecoder(object_pairs_hook=unique_object), json.JSONDecoder()
+    unique = json.JSONDecoder(object_pairs_hook=unique_object, **FINITE_NUMBERS)
+    plain = json.JSONDecoder()
     position, counted = start + 1, start
     for _ in document:
         position = _after_whitespace(text, position)
@@ -171,6 +182,9 @@ def _json_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
         except DuplicateKeyError as exc:
             problems.append(f"{shown}:{line}: {exc}; remove one of them")
             _, position = plain.raw_decode(text, position)
+        except NonFiniteNumber as exc:
+            item, position = plain.raw_decode(text, position)
+            problems.append(_non_finite(item, f"{shown}:{line}", exc.token))
         else:
             yield line, item
         position = _after_whitespace(text, position) + 1  # skip the "," or "]"
@@ -196,15 +210,64 @@ def _yaml_items(path: Path, shown: str, problems: list[str]) -> Iterator[tuple[i
             assert document.root is not None  # entries() is None only for a scalar root
             problems.append(f"{shown}:{node_line(document.root)}: expected a list of cases")
             return
-        for node in entries:
+        lines: YamlLines | None = None
+        for index, node in enumerate(entries):
             try:
                 item = document.value(node)
             except PackageError as exc:  # e.g. a tag the safe loader refuses
                 problems.append(_problem(exc))
                 continue
+            found = _first_non_finite(item, ())
+            if found is not None:  # YAML has .nan and .inf; JSON has neither
+                lines = document.lines() if lines is None else lines
+                key = found[0] if entries[0] is document.root else (index, *found[0])
+                at = f"{shown}:{lines.get(key, node_line(node))}"
+                problems.append(_non_finite(item, at, _yaml_spelling(found[1])))
+                continue
             yield node_line(node), item
     finally:
         document.close()
+
+
+def _first_non_finite(value: Any, where: tuple[Any, ...]) -> tuple[tuple[Any, ...], float] | None:
+    """The key path and value of the first NaN or infinite float in ``value``, if any."""
+    if isinstance(value, float):
+        return (where, value) if value - value != 0.0 else None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _first_non_finite(item, (*where, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _yaml_spelling(value: float) -> str:
+    """How YAML writes a non-finite float."""
+    if value != value:
+        return ".nan"
+    return "-.inf" if value < 0 else ".inf"
+
+
+def _non_finite(item: Any, at: str, token: str) -> str:
+    """The problem of a case holding a number JSON does not allow (``token`` as written),
+    named by its field: ``file:line: assert.value: NaN is not a number JSON allows ...``."""
+    found = _first_non_finite(item, ())
+    where = f"{field_path(found[0])}: " if found is not None and found[0] else ""
+    if token.lstrip("+-").lower() in ("nan", "infinity", ".nan", ".inf"):
+        what = f"{token} is not a number JSON allows"
+    else:  # a literal such as 1e999, read as infinity
+        what = (
+            f"{token} is too large for a number (it reads as infinity, which JSON does not allow)"
+        )
+    return (
+        f"{at}: {where}{what} (results files are JSON); write a finite number,"
+        f' or "{token}" in quotes for the text'
+    )
 
 
 # --- schema ------------------------------------------------------------------------------

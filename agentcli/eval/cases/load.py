@@ -53,6 +53,7 @@ class CaseInfo:
     judges: tuple[tuple[str, str | None], ...] = ()  # (use, connector) of agent assertions
     scripts: tuple[str, ...] = ()  # the functions of script assertions
     tags: tuple[str, ...] = ()  # for --tag / --exclude-tag
+    state_models: tuple[str, ...] = ()  # the data models its state.before seeds
     # Nothing can fail it but an error: no assertion, no expected, no checkpoint, no After
     # hook (which may fail it) -- worth a warning before the run.
     unchecked: bool = False
@@ -75,6 +76,7 @@ class CaseInfo:
             judges=tuple(sorted(judges, key=str)) if judges else (),
             scripts=tuple(sorted(scripts)) if scripts else (),
             tags=tuple(case.tags),
+            state_models=tuple(case.state_before.models) if case.state_before else (),
             unchecked=not (case.effective_assertions() or case.checkpoints or case.after),
         )
 

@@ -34,11 +34,14 @@ _TOOL_KEYS = ("name", "arguments", *COUNT_KEYS)
 
 
 def _scalar_value(a: Assertion) -> str | None:
-    """Rule: ``value`` is a string (or number/boolean, compared as text)."""
+    """Rule: ``value`` is a string (a number would be compared as its Python text: 1.0 is
+    not "1", True is "True"; the case schema refuses it too)."""
     if a.value is None:
         return f'{a.type} needs a "value"'
     if isinstance(a.value, dict | list):
         return f'{a.type} "value" must be a string (use contains_any / contains_all for a list)'
+    if not isinstance(a.value, str):
+        return f'{a.type} "value" must be a string, got {show(a.value)}; put it in quotes'
     return None
 
 
@@ -46,8 +49,9 @@ def _list_value(a: Assertion) -> str | None:
     """Rule: ``value`` is a non-empty list of strings."""
     if not isinstance(a.value, list) or not a.value:
         return f'{a.type} "value" must be a non-empty list of strings'
-    if any(isinstance(v, dict | list) or v is None for v in a.value):
-        return f'{a.type} "value" items must be strings'
+    other = next((v for v in a.value if not isinstance(v, str)), None)
+    if other is not None or None in a.value:
+        return f'{a.type} "value" items must be strings, got {show(other)}; put it in quotes'
     return None
 
 
@@ -229,6 +233,11 @@ def _agent_value(a: Assertion) -> str | None:
         return 'agent assertion "use" must be "agents:<validator id>" (or left out)'
     if a.value in (None, "", {}, []):
         return 'agent assertion needs the criteria in "value"'
+    if not isinstance(a.value, str | dict | list):
+        return (
+            f'agent assertion "value" must be the criteria as text (or an object or list),'
+            f" got {show(a.value)}; put it in quotes"
+        )
     return None
 
 

@@ -4,8 +4,8 @@ in every case that names it.
 
 The session's plan step checks the connector of every case, the simulators, the hooks, the
 cassettes and the output; this module adds what assertions reference — the judges of
-``agent`` assertions (and their connectors), the functions of ``script`` assertions — and
-the connectors of the simulators, and ``check_connectors`` for any further set of connector
+``agent`` assertions (and their connectors), the functions of ``script`` assertions — the
+data models ``state.before`` seeds, the connectors of the simulators, and ``check_connectors`` for any further set of connector
 specs a run will use (the columns of a connector matrix).
 """
 
@@ -19,7 +19,7 @@ from agentcli.errors import AgentCliError, ConfigError
 
 if TYPE_CHECKING:
     from agentcli.assistant.package import AssistantPackage
-    from agentcli.assistant.session import AssistantRegistry
+    from agentcli.assistant.session import Assistant, AssistantRegistry
     from agentcli.eval.cases.load import CaseInfo
     from agentcli.eval.run.services import HookRunner
 
@@ -57,17 +57,25 @@ def check_references(
     simulator: str | None = None,
     fallback: str | None = None,
     judge_connector_source: str | None = None,
+    assistant: Assistant | None = None,
 ) -> None:
     """Every judge (with its connector), ``script`` function and simulator connector the
-    cases name; skipped cases are not checked (they will not run). With
+    cases name, and the data models of ``assistant`` (the one under test) their
+    ``state.before`` seeds; skipped cases are not checked (they will not run). With
     ``judge_connector_source`` (``agentcli.yml:3: judge_connector``) the registry's judge
     connector is the project's, and a problem of it is told at that line."""
     judged: set[tuple[str, str | None]] = set()
     scripted: set[str] = set()
     simulated: set[str] = set()
+    seeded: set[str] = set()
     for info in cases:
         if info.skip:
             continue
+        if assistant is not None:
+            for model in info.state_models:
+                if model not in seeded:
+                    _check_model(registry, assistant, info, model, fallback)
+                    seeded.add(model)
         for judge in info.judges:
             if judge not in judged:
                 _check_judge(
@@ -134,6 +142,24 @@ def _check_helper(
     except AgentCliError as error:
         raise ConfigError(
             f"{where(info, fallback)}: {role} {ref!r}: {error.message}", hint=error.hint
+        ) from None
+
+
+def _check_model(
+    registry: AssistantRegistry,
+    assistant: Assistant,
+    info: CaseInfo,
+    model: str,
+    fallback: str | None,
+) -> None:
+    """A data model a case's ``state.before`` seeds exists (as seeding will look it up)."""
+    from agentcli.eval.run.state_fixtures import data_model
+
+    try:
+        data_model(registry, assistant, model)
+    except AgentCliError as error:
+        raise ConfigError(
+            f"{where(info, fallback)}: state.before.models: {error.message}", hint=error.hint
         ) from None
 
 

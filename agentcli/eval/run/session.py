@@ -722,6 +722,7 @@ def _plan(
             simulator=config.simulator,
             fallback=input_label,
             judge_connector_source=project_cite(options, "judge_connector"),
+            assistant=config.assistant,
         )
     if config.cassettes is not None:  # a broken cassette is bad input: exit 2, nothing run
         for column in config.columns().values():

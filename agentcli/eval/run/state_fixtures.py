@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agentcli.assistant.session import Assistant, AssistantRegistry
     from agentcli.eval.cases.model import StateFixture
 
-__all__ = ["RunState", "seed_state"]
+__all__ = ["RunState", "data_model", "seed_state"]
 
 
 class RunState:
@@ -58,13 +58,14 @@ class RunState:
 
     async def rows(self, model: str, query: dict[str, Any]) -> list[dict[str, Any]]:
         """What ``Get(query)`` of ``model`` answers."""
-        found = _model(self.registry, self.assistant, model)
+        found = data_model(self.registry, self.assistant, model)
         rows: list[dict[str, Any]] = await in_own_thread(found.Get, query)
         return rows
 
 
-def _model(registry: AssistantRegistry, assistant: Assistant, name: str) -> DataModel:
-    """The data model ``name`` (the assistant's own, or ``agents.<id>.<model>``)."""
+def data_model(registry: AssistantRegistry, assistant: Assistant, name: str) -> DataModel:
+    """The data model ``name`` (the assistant's own, or ``agents.<id>.<model>``); an
+    AgentCliError when there is none (the preflight asks before the run, seeding again)."""
     store = registry.data_store
     if store is None:
         raise AgentCliError(f"{assistant.id} has no data models (models/*.mod.yao)")
@@ -87,7 +88,7 @@ def _seed(registry: AssistantRegistry, assistant: Assistant, fixture: StateFixtu
     if not fixture.models:
         return
     try:
-        models = {name: _model(registry, assistant, name) for name in fixture.models}
+        models = {name: data_model(registry, assistant, name) for name in fixture.models}
     except AgentCliError as error:
         raise CaseFileError([f"state.before.models: {error.message}"]) from None
     store = registry.data

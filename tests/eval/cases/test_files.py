@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agentcli.eval.cases.files import CASE_SCHEMA, SCHEMA_PATH, schema_problems
+from agentcli.eval.cases.files import CASE_SCHEMA, SCHEMA_PATH, read_items, schema_problems
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 VALIDATOR = Draft202012Validator(SCHEMA)
@@ -144,3 +144,58 @@ def test_schema_problems_for_valid_and_invalid():
         "options.skip.history: must be true or false, got a string"
     ]
     assert schema_problems({"id": "a", "timeout": 0}) == ["timeout: must be greater than 0"]
+
+
+# --- numbers JSON does not allow ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        (
+            "c.jsonl",
+            '{"id": "a", "input": "hi"}\n{"id": "b", "input": "hi", "assert": [{"type": "cost", "value": NaN}]}\n',
+            "c.jsonl:2: assert[0].value: NaN is not a number JSON allows",
+        ),
+        (
+            "c.jsonl",
+            '{"id": "b", "input": "hi", "metadata": {"n": 1e400}}\n',
+            "c.jsonl:1: metadata.n: 1e400 is too large for a number",
+        ),
+        (
+            "c.json",
+            '[{"id": "a", "input": "hi"},\n {"id": "b", "input": "hi", "timeout": -Infinity}]',
+            "c.json:2: timeout: -Infinity is not a number JSON allows",
+        ),
+        (
+            "c.json",
+            '{"id": "b",\n "input": "hi", "timeout": NaN}',
+            "c.json:1: timeout: NaN is not a number JSON allows",
+        ),
+        (
+            "c.yaml",
+            "- id: a\n  input: hi\n- id: b\n  input: hi\n  metadata:\n    w: [1, .inf]\n",
+            "c.yaml:6: metadata.w[1]: .inf is not a number JSON allows",
+        ),
+        ("c.yaml", "id: b\ninput: hi\ntimeout: .NaN\n", "c.yaml:3: timeout: .nan is not a number"),
+    ],
+)
+def test_a_non_finite_number_is_a_problem_at_its_line_and_field(tmp_path, name, text, problem):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    problems: list[str] = []
+    items = list(read_items(path, name, problems))
+    assert [item["id"] for _, item in items] == (["a"] if '"a"' in text or "id: a" in text else [])
+    [found] = problems
+    assert found.startswith(problem), found
+    assert found.endswith("for the text")
+
+
+def test_finite_floats_and_the_words_in_text_are_read_as_before(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "NaN", "input": "Infinity", "metadata": {"x": 0.5, "y": 1e308}}\n')
+    problems: list[str] = []
+    assert [item for _, item in read_items(path, "c.jsonl", problems)] == [
+        {"id": "NaN", "input": "Infinity", "metadata": {"x": 0.5, "y": 1e308}}
+    ]
+    assert problems == []

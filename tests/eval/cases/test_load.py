@@ -38,3 +38,11 @@ def test_open_cases_keeps_whole_file_formats(tmp_path):
     path.write_text(json.dumps([{"id": "a", "input": "hi"}, {"id": "b", "input": "yo"}]))
     cases = open_cases(path, project_root=tmp_path)
     assert [c.id for c in cases] == ["a", "b"] and cases._cases is not None
+
+
+def test_a_case_info_names_the_data_models_its_state_before_seeds(tmp_path):
+    path = tmp_path / "cases.jsonl"
+    case = {"id": "a", "input": "hi", "state": {"before": {"models": {"order": [], "user": []}}}}
+    path.write_text(json.dumps(case) + '\n{"id": "b", "input": "hi"}\n', encoding="utf-8")
+    infos = open_cases(path, project_root=tmp_path).infos
+    assert [info.state_models for info in infos] == [("order", "user"), ()]

@@ -57,8 +57,9 @@ async def test_contains_unicode_and_emoji():
     assert not (await check("contains", "订单已提交", value="取消")).passed
 
 
-async def test_contains_number_value_is_compared_as_text():
-    assert (await check("contains", "Total: 500 USD", value=500)).passed
+async def test_contains_a_number_written_as_text():
+    # a bare 500 is refused at load (Yao's contains takes text); "500" is how to write it
+    assert (await check("contains", "Total: 500 USD", value="500")).passed
 
 
 async def test_not_contains():
@@ -704,6 +705,24 @@ def test_subject_from_trace():
         (
             {"type": "script"},
             'script assertion needs "script": "<file>.<Func>" (e.g. "checks.Validate")',
+        ),
+        # Non-text values were compared as their Python text (True as "True"): refused now.
+        (
+            {"type": "contains", "value": 1},
+            'contains "value" must be a string, got 1; put it in quotes',
+        ),
+        (
+            {"type": "icontains", "value": True},
+            'icontains "value" must be a string, got true; put it in quotes',
+        ),
+        (
+            {"type": "contains_all", "value": ["a", 2]},
+            'contains_all "value" items must be strings, got 2; put it in quotes',
+        ),
+        (
+            {"type": "agent", "use": "agents:v", "value": 1},
+            'agent assertion "value" must be the criteria as text (or an object or list), got 1;'
+            " put it in quotes",
         ),
         ({"type": "latency", "value": "1s"}, 'latency "value" must be a non-negative number'),
         ({"type": "tokens", "value": True}, 'tokens "value" must be a non-negative number'),

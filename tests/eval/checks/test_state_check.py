@@ -113,16 +113,21 @@ def test_memory_fixtures_and_jsonpath_over_memory(tmp_path):
     assert line["status"] == "passed", line["assertions"]
 
 
-def test_a_fixture_for_a_package_without_models_is_a_case_error(tmp_path):
+def test_a_fixture_for_a_package_without_models_stops_the_run_before_it_starts(tmp_path):
+    # it was an error of the case as it ran (exit 1); the preflight finds it (exit 2)
     case = {
         "id": "x",
         "input": "hi",
         "state": {"before": {"models": {"order": []}}},
         "assert": "is_json",
     }
-    (line,) = results(evaluate(tmp_path, case, assistant="weather")).values()
-    assert line["status"] == "error"
-    assert "state.before failed" in line["error"] and "has no data models" in line["error"]
+    file = tmp_path / "cases.jsonl"
+    file.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, ["eval", "weather", f"@{file}", "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "cases.jsonl:1: case x: state.before.models: weather has no data models" in result.output
+    assert not out.exists()
 
 
 def test_a_failing_sql_query_fails_its_assertion_with_the_database_message(tmp_path):
