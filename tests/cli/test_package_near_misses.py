@@ -5,12 +5,11 @@ nothing of a field far from every known one (a Yao extension). Real processes.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.faults.harness import agent
 
 PACKAGE = """{
   "name": "Parrot",
@@ -30,19 +29,6 @@ def project(tmp_path: Path) -> Path:
     (package / "package.yao").write_text(PACKAGE)
     (tmp_path / "cases.jsonl").write_text('{"id": "x", "input": "hello there"}\n')
     return tmp_path
-
-
-def agent(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("AGENT_ROOT", "AGENT_CONNECTOR")}
-    env.update(AGENTCLI_HOME=str(project / "home"), NO_COLOR="1")
-    return subprocess.run(
-        [sys.executable, "-m", "agentcli", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def near_misses(project: Path) -> list[str]:
