@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
 import sys
 from collections.abc import Iterable
@@ -173,7 +174,7 @@ def _refuse_constant(token: str) -> float:
 
 def _finite_float(token: str) -> float:
     value = float(token)
-    if value - value != 0.0:  # inf: the literal is too large for a float
+    if math.isinf(value):  # the literal is too large for a float (1e999)
         raise NonFiniteNumber(token)
     return value
 

@@ -35,7 +35,7 @@ _TOOL_KEYS = ("name", "arguments", *COUNT_KEYS)
 
 def _scalar_value(a: Assertion) -> str | None:
     """Rule: ``value`` is a string (a number would be compared as its Python text: 1.0 is
-    not "1", True is "True"; the case schema refuses it too)."""
+    not "1", True is "True")."""
     if a.value is None:
         return f'{a.type} needs a "value"'
     if isinstance(a.value, dict | list):
@@ -49,9 +49,9 @@ def _list_value(a: Assertion) -> str | None:
     """Rule: ``value`` is a non-empty list of strings."""
     if not isinstance(a.value, list) or not a.value:
         return f'{a.type} "value" must be a non-empty list of strings'
-    other = next((v for v in a.value if not isinstance(v, str)), None)
-    if other is not None or None in a.value:
-        return f'{a.type} "value" items must be strings, got {show(other)}; put it in quotes'
+    others = [v for v in a.value if not isinstance(v, str)]
+    if others:
+        return f'{a.type} "value" items must be strings, got {show(others[0])}; put it in quotes'
     return None
 
 

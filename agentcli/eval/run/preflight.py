@@ -5,8 +5,9 @@ in every case that names it.
 The session's plan step checks the connector of every case, the simulators, the hooks, the
 cassettes and the output; this module adds what assertions reference — the judges of
 ``agent`` assertions (and their connectors), the functions of ``script`` assertions — the
-data models ``state.before`` seeds, the connectors of the simulators, and ``check_connectors`` for any further set of connector
-specs a run will use (the columns of a connector matrix).
+data models ``state.before`` seeds, the connectors of the simulators, and
+``check_connectors`` for any further set of connector specs a run will use (the columns of a
+connector matrix).
 """
 
 from __future__ import annotations
